@@ -1,0 +1,8 @@
+import { Organization } from '../../modules/directory/organization.entity.js';
+import { Tenant } from '../../modules/directory/tenant.entity.js';
+import { RoleAcl } from '../../modules/auth/role-acl.entity.js';
+import { Role } from '../../modules/auth/role.entity.js';
+import { UserRole } from '../../modules/auth/user-role.entity.js';
+import { User } from '../../modules/auth/user.entity.js';
+
+export const PLATFORM_ENTITIES = [Tenant, Organization, User, Role, UserRole, RoleAcl];

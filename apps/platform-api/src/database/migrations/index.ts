@@ -1,0 +1,4 @@
+import { AccountsFoundation1763780000000 } from './1763780000000-AccountsFoundation.js';
+
+/** Every migration, in order. Explicit imports: ESM builds have no glob loading. */
+export const PLATFORM_MIGRATIONS = [AccountsFoundation1763780000000];

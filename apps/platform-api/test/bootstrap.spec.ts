@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import argon2 from 'argon2';
+import { DataSource } from 'typeorm';
+import { BootstrapAdminService } from '../src/modules/bootstrap/bootstrap-admin.service.js';
+import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
+
+const ADMIN = { PLATFORM_BOOTSTRAP_ADMIN_EMAIL: 'Admin@Example.com', PLATFORM_BOOTSTRAP_ADMIN_PASSWORD: 'correct horse 42' };
+
+async function counts(ds: DataSource) {
+  const [row] = await ds.query(`SELECT
+      (SELECT count(*)::int FROM tenants) AS tenants,
+      (SELECT count(*)::int FROM organizations) AS organizations,
+      (SELECT count(*)::int FROM roles) AS roles,
+      (SELECT count(*)::int FROM role_acls) AS "roleAcls",
+      (SELECT count(*)::int FROM users) AS users,
+      (SELECT count(*)::int FROM user_roles) AS "userRoles"`);
+  return row;
+}
+
+describe('platform bootstrap', () => {
+  let t: PlatformTestApp;
+  let ds: DataSource;
+  beforeAll(async () => {
+    t = await startPlatformApp({ env: ADMIN });
+    ds = t.app.get(DataSource);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('creates tenant Default, organization default, a superadmin role and the admin at start', async () => {
+    const [user] = await ds.query(`SELECT u.email, u.password_hash, t.name AS tenant, o.name AS org, o.slug
+      FROM users u JOIN tenants t ON t.id = u.tenant_id JOIN organizations o ON o.id = u.organization_id`);
+    expect(user).toMatchObject({ email: 'admin@example.com', tenant: 'Default', org: 'Default', slug: 'default' });
+    expect(user.password_hash).toMatch(/^\$argon2id\$/);
+    expect(await argon2.verify(user.password_hash, 'correct horse 42')).toBe(true);
+    const [acl] = await ds.query(`SELECT r.name, a.is_super_admin FROM user_roles ur
+      JOIN roles r ON r.id = ur.role_id JOIN role_acls a ON a.role_id = r.id AND a.tenant_id = ur.tenant_id`);
+    expect(acl).toEqual({ name: 'superadmin', is_super_admin: true });
+    expect(await counts(ds)).toEqual({ tenants: 1, organizations: 1, roles: 1, roleAcls: 1, users: 1, userRoles: 1 });
+  });
+
+  it('is idempotent: a restart, or replicas starting together, create nothing twice', async () => {
+    const service = t.app.get(BootstrapAdminService);
+    const results = await Promise.all([
+      service.ensureAdmin('admin@example.com', 'other password'),
+      service.ensureAdmin('ADMIN@example.com', 'other password'),
+    ]);
+    expect(results.map((r) => r.created)).toEqual([false, false]);
+    expect(await counts(ds)).toEqual({ tenants: 1, organizations: 1, roles: 1, roleAcls: 1, users: 1, userRoles: 1 });
+    const [user] = await ds.query(`SELECT password_hash FROM users`);
+    expect(await argon2.verify(user.password_hash, 'correct horse 42')).toBe(true);
+  });
+
+  it('a second admin email joins the same Default tenant, organization and role', async () => {
+    const service = t.app.get(BootstrapAdminService);
+    const [a, b] = await Promise.all([
+      service.ensureAdmin('second@example.com', 'pw-second-1'),
+      service.ensureAdmin('second@example.com', 'pw-second-1'),
+    ]);
+    expect([a.created, b.created].sort()).toEqual([false, true]);
+    expect(await counts(ds)).toEqual({ tenants: 1, organizations: 1, roles: 1, roleAcls: 1, users: 2, userRoles: 2 });
+  });
+});

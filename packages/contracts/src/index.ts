@@ -1,0 +1,3 @@
+export * from './errors.js';
+export * from './queues.js';
+export * from './mail.js';

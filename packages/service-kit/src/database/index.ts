@@ -1,0 +1,2 @@
+export * from './provision.js';
+export * from './migrate.js';

@@ -1,0 +1,2 @@
+export * from './domain-error.js';
+export * from './normalize-error.js';

@@ -1,0 +1,5 @@
+export * from './request-id.js';
+export * from './logging.module.js';
+export * from './validation.js';
+export * from './openapi.js';
+export * from './http-app.js';

@@ -1,0 +1,81 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { ON_JOB, type JobRoute } from './on-job.decorator.js';
+import { createBlockingClient, REDIS_SETTINGS, type RedisSettings } from './redis.js';
+
+type JobHandler = (job: Job) => Promise<unknown>;
+
+/**
+ * Consumer side: finds every `@OnJob` method and runs one BullMQ worker per queue that dispatches by
+ * job name. Started only by the worker entry (`worker.ts`). On shutdown each worker finishes its
+ * active jobs before closing; jobs it had not started stay in Redis for the next worker.
+ */
+@Injectable()
+export class WorkerRunner implements OnApplicationShutdown {
+  private readonly logger = new Logger(WorkerRunner.name);
+  private readonly workers: Worker[] = [];
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+    @Inject(REDIS_SETTINGS) private readonly settings: RedisSettings,
+  ) {}
+
+  /** Every (queue -> job name -> handler) the app's modules declare. */
+  discoverHandlers(): Map<string, Map<string, JobHandler>> {
+    const byQueue = new Map<string, Map<string, JobHandler>>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      if (!instance || typeof instance !== 'object') continue;
+      const prototype = Object.getPrototypeOf(instance);
+      if (!prototype) continue;
+      for (const method of this.scanner.getAllMethodNames(prototype)) {
+        const route = this.reflector.get<JobRoute | undefined>(ON_JOB, prototype[method]);
+        if (!route) continue;
+        const handlers = byQueue.get(route.queue) ?? new Map<string, JobHandler>();
+        if (handlers.has(route.name)) throw new Error(`two handlers for job ${route.queue}/${route.name}`);
+        handlers.set(route.name, (job) => (instance[method] as JobHandler).call(instance, job));
+        byQueue.set(route.queue, handlers);
+      }
+    }
+    return byQueue;
+  }
+
+  async start(options: { concurrency?: number; queues?: string[] } = {}): Promise<string[]> {
+    const handlers = this.discoverHandlers();
+    const queues = options.queues ?? [...handlers.keys()];
+    for (const queue of queues) {
+      const routes = handlers.get(queue);
+      if (!routes) continue;
+      const worker = new Worker(
+        queue,
+        async (job) => {
+          const handle = routes.get(job.name);
+          if (!handle) throw new UnrecoverableError(`no handler for job ${queue}/${job.name}`);
+          return handle(job);
+        },
+        {
+          connection: createBlockingClient(this.settings.url),
+          prefix: this.settings.queuePrefix,
+          concurrency: options.concurrency ?? 4,
+          autorun: true,
+        },
+      );
+      worker.on('failed', (job, err) =>
+        this.logger.warn({ queue, job: job?.name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
+      );
+      worker.on('error', (err) => this.logger.error({ queue, err: err.message }, 'worker error'));
+      await worker.waitUntilReady();
+      this.workers.push(worker);
+    }
+    return queues.filter((q) => handlers.has(q));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    // close() without force waits for the active jobs to finish.
+    await Promise.all(this.workers.map((w) => w.close()));
+    this.workers.length = 0;
+  }
+}
