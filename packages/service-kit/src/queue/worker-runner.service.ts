@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { ON_JOB, type JobRoute } from './on-job.decorator.js';
 import { createBlockingClient, REDIS_SETTINGS, type RedisSettings } from './redis.js';
 
@@ -15,6 +16,8 @@ type JobHandler = (job: Job) => Promise<unknown>;
 export class WorkerRunner implements OnApplicationShutdown {
   private readonly logger = new Logger(WorkerRunner.name);
   private readonly workers: Worker[] = [];
+  /** BullMQ does not close a connection it was handed; we do, after the workers. */
+  private readonly connections: Redis[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -49,6 +52,8 @@ export class WorkerRunner implements OnApplicationShutdown {
     for (const queue of queues) {
       const routes = handlers.get(queue);
       if (!routes) continue;
+      const connection = createBlockingClient(this.settings.url);
+      this.connections.push(connection);
       const worker = new Worker(
         queue,
         async (job) => {
@@ -57,7 +62,7 @@ export class WorkerRunner implements OnApplicationShutdown {
           return handle(job);
         },
         {
-          connection: createBlockingClient(this.settings.url),
+          connection,
           prefix: this.settings.queuePrefix,
           concurrency: options.concurrency ?? 4,
           autorun: true,
@@ -77,5 +82,6 @@ export class WorkerRunner implements OnApplicationShutdown {
     // close() without force waits for the active jobs to finish.
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
+    for (const connection of this.connections.splice(0)) connection.disconnect();
   }
 }

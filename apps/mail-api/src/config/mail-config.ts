@@ -1,0 +1,104 @@
+import { Expose, Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { ConfigError, defaultDataDir, loadConfig } from '@app/service-kit';
+import { PUBLIC_KEY_PATTERN, SECRET_KEY_PATTERN } from '../modules/projects/project-keys.js';
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//;
+const REDIS_URL = /^rediss?:\/\//;
+const HTTP_URL = /^https?:\/\//;
+const SMTP_URL = /^smtps?:\/\//;
+
+/** Every environment variable the mail service reads, with its default (decisions.md "Operator contract"). */
+export class MailEnv {
+  @Expose() @IsIn(['development', 'production', 'test']) NODE_ENV = 'development';
+  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(65535) MAIL_PORT = 3001;
+  @Expose() @Matches(POSTGRES_URL) MAIL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/mail';
+  @Expose() @Matches(REDIS_URL) REDIS_URL = 'redis://127.0.0.1:6379';
+  @Expose() @IsString() QUEUE_PREFIX = 'bull';
+  @Expose() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
+  @Expose() @IsString() DATA_DIR = defaultDataDir();
+  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
+
+  @Expose() @IsOptional() @Matches(SECRET_KEY_PATTERN, { message: 'must be sk_ followed by 48 lowercase hex characters' })
+  MAIL_BOOTSTRAP_SECRET_KEY?: string;
+  @Expose() @IsOptional() @Matches(PUBLIC_KEY_PATTERN, { message: 'must be pk_ followed by 48 lowercase hex characters' })
+  MAIL_BOOTSTRAP_PUBLIC_KEY?: string;
+
+  @Expose() @IsOptional() @Matches(SMTP_URL) MAIL_SMTP_URL?: string;
+  @Expose() @IsOptional() @IsString() MAIL_OUTBOX_DIR?: string;
+  @Expose() @IsOptional() @IsString() MAIL_DNS_SERVERS?: string;
+  @Expose() @Type(() => Number) @IsInt() @Min(1) MAIL_RATE_PER_SECOND = 14;
+  @Expose() @Matches(HTTP_URL) MAIL_PUBLIC_URL = 'http://localhost:3001';
+}
+
+/** The typed config the rest of the app reads (no `process.env` elsewhere). */
+export interface MailConfig {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  queuePrefix: string;
+  logLevel: string;
+  dataDir: string;
+  workerConcurrency: number;
+  /** The `Default` project's keys, created at start when no project has this secret key. */
+  bootstrapKeys: { secretKey: string; publicKey: string } | null;
+  /** SMTP relay; null means "write `.eml` files into `outboxDir`". */
+  smtpUrl: string | null;
+  outboxDir: string;
+  /** Resolvers for /v1/verify and domain checks, as `ip:port` (Node's `setServers` format); empty = the system's. */
+  dnsServers: string[];
+  /** Deployment-wide sending rate (emails per second), whatever the number of workers. */
+  ratePerSecond: number;
+  /** Base of links in emails (unsubscribe), without a trailing slash. */
+  publicUrl: string;
+}
+
+export const MAIL_CONFIG = Symbol('MAIL_CONFIG');
+
+/** `1.2.3.4`, `1.2.3.4:53`, `[::1]:53` or a bare IPv6 address; anything else is a config error. */
+function parseDnsServer(entry: string): string | null {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
+  const plain = /^([^:]+)(?::(\d{1,5}))?$/.exec(entry);
+  const [host, port] = bracketed ? [bracketed[1], bracketed[2]] : plain ? [plain[1], plain[2]] : [entry, undefined];
+  if (!isIP(host)) return null;
+  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return null;
+  return entry;
+}
+
+function parseDnsServers(value: string | undefined): string[] {
+  const entries = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const invalid = entries.filter((entry) => parseDnsServer(entry) === null);
+  if (invalid.length > 0) {
+    throw new ConfigError(`invalid configuration: MAIL_DNS_SERVERS: not an ip:port: ${invalid.join(', ')}`);
+  }
+  return entries;
+}
+
+export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig {
+  const e = loadConfig(MailEnv, env);
+  if (Boolean(e.MAIL_BOOTSTRAP_SECRET_KEY) !== Boolean(e.MAIL_BOOTSTRAP_PUBLIC_KEY)) {
+    throw new ConfigError('invalid configuration: MAIL_BOOTSTRAP_SECRET_KEY and MAIL_BOOTSTRAP_PUBLIC_KEY go together');
+  }
+  return {
+    env: e.NODE_ENV as MailConfig['env'],
+    port: e.MAIL_PORT,
+    databaseUrl: e.MAIL_DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    queuePrefix: e.QUEUE_PREFIX,
+    logLevel: e.LOG_LEVEL,
+    dataDir: e.DATA_DIR,
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    bootstrapKeys:
+      e.MAIL_BOOTSTRAP_SECRET_KEY && e.MAIL_BOOTSTRAP_PUBLIC_KEY
+        ? { secretKey: e.MAIL_BOOTSTRAP_SECRET_KEY, publicKey: e.MAIL_BOOTSTRAP_PUBLIC_KEY }
+        : null,
+    smtpUrl: e.MAIL_SMTP_URL ?? null,
+    outboxDir: e.MAIL_OUTBOX_DIR ?? path.join(e.DATA_DIR, 'outbox'),
+    dnsServers: parseDnsServers(e.MAIL_DNS_SERVERS),
+    ratePerSecond: e.MAIL_RATE_PER_SECOND,
+    publicUrl: e.MAIL_PUBLIC_URL.replace(/\/+$/, ''),
+  };
+}

@@ -1,0 +1,4 @@
+import { Projects1763790000000 } from './1763790000000-Projects.js';
+
+/** Every migration, in order. Explicit imports: ESM builds have no glob loading. */
+export const MAIL_MIGRATIONS = [Projects1763790000000];
