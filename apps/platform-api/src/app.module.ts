@@ -3,6 +3,8 @@ import { HealthModule } from '@app/service-kit';
 import type { PlatformConfig } from './config/platform-config.js';
 import { CoreModule } from './core/core.module.js';
 import { HttpCoreModule } from './core/http.module.js';
+import { AuthCoreModule } from './core/auth/auth-core.module.js';
+import { AuthModule } from './modules/auth/auth.module.js';
 import { BootstrapModule } from './modules/bootstrap/bootstrap.module.js';
 
 /** The HTTP API. */
@@ -12,7 +14,15 @@ export class AppModule {
   static forRoot(config: PlatformConfig, extraModules: Type[] = []): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule.forRoot(config), HttpCoreModule, HealthModule, BootstrapModule, ...extraModules],
+      imports: [
+        CoreModule.forRoot(config),
+        HttpCoreModule,
+        AuthCoreModule,
+        HealthModule,
+        BootstrapModule,
+        AuthModule,
+        ...extraModules,
+      ],
     };
   }
 }

@@ -1,12 +1,14 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { PlatformConfig } from './config/platform-config.js';
 import { CoreModule } from './core/core.module.js';
+import { AuthCoreModule } from './core/auth/auth-core.module.js';
+import { AuthModule } from './modules/auth/auth.module.js';
 import { MaintenanceModule } from './modules/maintenance/maintenance.module.js';
 
 /** The worker: the same core, and the modules that hold job processors. No HTTP. */
 @Module({})
 export class WorkerModule {
   static forRoot(config: PlatformConfig): DynamicModule {
-    return { module: WorkerModule, imports: [CoreModule.forRoot(config), MaintenanceModule] };
+    return { module: WorkerModule, imports: [CoreModule.forRoot(config), AuthCoreModule, MaintenanceModule, AuthModule] };
   }
 }

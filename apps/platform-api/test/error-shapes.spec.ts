@@ -3,7 +3,7 @@ import { Body, Controller, Get, Module, Post, Query, UseFilters } from '@nestjs/
 import { IsEmail, IsInt, IsString, Max, Min } from 'class-validator';
 import { Type } from 'class-transformer';
 import request from 'supertest';
-import { DomainError } from '@app/service-kit';
+import { DomainError, Public } from '@app/service-kit';
 import { OkFalseExceptionFilter } from '../src/core/errors/platform-exception.filter.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
 
@@ -16,6 +16,7 @@ class ProbeQuery {
 }
 
 /** Test-only routes that exercise the app's global pipe and filters. */
+@Public()
 @Controller('__probe')
 class ProbeController {
   @Post('body') body(@Body() body: ProbeBody) {

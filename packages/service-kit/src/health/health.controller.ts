@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { ErrorCode } from '@app/contracts';
 import { DomainError } from '../errors/domain-error.js';
 import { REDIS } from '../queue/redis.js';
+import { Public } from '../http/public.decorator.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -19,6 +20,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 @ApiTags('probes')
+@Public()
 @Controller()
 export class HealthController {
   constructor(

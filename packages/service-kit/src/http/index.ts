@@ -3,3 +3,4 @@ export * from './logging.module.js';
 export * from './validation.js';
 export * from './openapi.js';
 export * from './http-app.js';
+export * from './public.decorator.js';

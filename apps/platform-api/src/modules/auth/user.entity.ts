@@ -10,6 +10,7 @@ export class User {
   @Column({ type: 'text', nullable: true }) name: string | null;
   /** argon2id hash; null until an invited user sets a password. */
   @Column({ name: 'password_hash', type: 'text', nullable: true }) passwordHash: string | null;
+  @Column({ type: 'text', nullable: true }) locale: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
   @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true }) deletedAt: Date | null;

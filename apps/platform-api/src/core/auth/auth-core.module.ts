@@ -1,0 +1,23 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
+import { RateLimiterService } from '../rate-limit/rate-limiter.service.js';
+import { AccessCacheService } from './access-cache.service.js';
+import { AclResolverService } from './acl-resolver.service.js';
+import { AuthGuard } from './auth.guard.js';
+import { JwtStrategy } from './jwt.strategy.js';
+
+/** The guard on every route, the ACL resolution and its caches, and the shared rate limiter. */
+@Global()
+@Module({
+  imports: [PassportModule],
+  providers: [
+    AccessCacheService,
+    AclResolverService,
+    JwtStrategy,
+    RateLimiterService,
+    { provide: APP_GUARD, useClass: AuthGuard },
+  ],
+  exports: [AccessCacheService, AclResolverService, RateLimiterService],
+})
+export class AuthCoreModule {}

@@ -1,0 +1,21 @@
+import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { AuthContext } from './auth-context.js';
+
+export { Public, PUBLIC_ROUTE } from '@app/service-kit';
+
+export const REQUIRED_FEATURES = 'auth:required-features';
+
+/** Features the caller must hold (all of them); enforced by the one global AuthGuard (403 when missing). */
+export const RequireFeatures = (...features: string[]) => SetMetadata(REQUIRED_FEATURES, features);
+
+
+/** The authenticated caller's context, set by the AuthGuard. */
+export const CurrentAuth = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): AuthContext => ctx.switchToHttp().getRequest().auth,
+);
+
+/** The client's IP as Express derives it (honours `trust proxy`). */
+export const ClientIp = createParamDecorator((_data: unknown, ctx: ExecutionContext): string => {
+  const req = ctx.switchToHttp().getRequest();
+  return req.ip ?? req.socket?.remoteAddress ?? 'unknown';
+});

@@ -1,0 +1,52 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import type { Request } from 'express';
+import { ExtractJwt, Strategy } from 'passport-jwt';
+import { DataSource } from 'typeorm';
+import { DomainError } from '@app/service-kit';
+import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
+import { AccessCacheService } from './access-cache.service.js';
+import { AclResolverService } from './acl-resolver.service.js';
+import { AuthContext } from './auth-context.js';
+import { readCookie } from '../../modules/auth/auth-cookies.js';
+import { AUTH_COOKIE, type AccessTokenClaims } from './jwt-claims.js';
+
+/** The `auth_token` cookie, parsed only when there is no bearer header. */
+const fromAuthCookie = (req: Request): string | null => readCookie(req, AUTH_COOKIE);
+
+/**
+ * Verifies the JWT (bearer header or `auth_token` cookie), then checks that its session still exists
+ * and resolves the caller's ACL; both are cached so a warm request does no SQL.
+ */
+@Injectable()
+export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
+  constructor(
+    @Inject(PLATFORM_CONFIG) config: PlatformConfig,
+    private readonly dataSource: DataSource,
+    private readonly cache: AccessCacheService,
+    private readonly resolver: AclResolverService,
+  ) {
+    super({
+      jwtFromRequest: ExtractJwt.fromExtractors([ExtractJwt.fromAuthHeaderAsBearerToken(), fromAuthCookie]),
+      secretOrKey: config.jwtSecret,
+      algorithms: ['HS256'],
+      ignoreExpiration: false,
+    });
+  }
+
+  async validate(claims: AccessTokenClaims): Promise<AuthContext> {
+    if (!claims?.sub || !claims.sid || !claims.tenantId) throw DomainError.unauthorized('invalid token');
+    const session = await this.cache.getSession(claims.sid, async () => {
+      const rows: { user_id: string; expires_at: Date }[] = await this.dataSource.query(
+        'SELECT user_id, expires_at FROM sessions WHERE id = $1',
+        [claims.sid],
+      );
+      return rows[0] ? { userId: rows[0].user_id, expiresAt: rows[0].expires_at } : null;
+    });
+    if (!session || session.userId !== claims.sub) throw DomainError.unauthorized('session expired or revoked');
+    const acl = await this.cache.getAcl(claims.sub, claims.tenantId, () =>
+      this.resolver.resolve(claims.sub, claims.tenantId),
+    );
+    return new AuthContext(claims.sub, claims.tenantId, claims.orgId ?? null, claims.sid, acl);
+  }
+}

@@ -1,0 +1,124 @@
+import { Body, Controller, Get, Header, Headers, HttpCode, Inject, Post, Put, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiBearerAuth, ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { DomainError } from '@app/service-kit';
+import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
+import { ClientIp, CurrentAuth, Public } from '../../core/auth/auth.decorators.js';
+import type { AuthContext } from '../../core/auth/auth-context.js';
+import { ACCESS_TOKEN_TTL_SECONDS, SESSION_COOKIE } from '../../core/auth/jwt-claims.js';
+import { OkFalseExceptionFilter } from '../../core/errors/platform-exception.filter.js';
+import { AuthCookies, readCookie } from './auth-cookies.js';
+import { FeatureCheckDto, LocaleDto, LoginDto, RefreshDto, UpdateProfileDto } from './auth.dto.js';
+import { AuthService } from './auth.service.js';
+import { ProfileService } from './profile.service.js';
+import { safeRedirect } from './safe-redirect.js';
+
+@ApiTags('auth')
+@Controller('auth')
+export class AuthController {
+  private readonly cookies: AuthCookies;
+
+  constructor(
+    private readonly auth: AuthService,
+    private readonly profile: ProfileService,
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+  ) {
+    this.cookies = new AuthCookies(config.appUrl.startsWith('https:'));
+  }
+
+  @Post('login')
+  @Public()
+  @HttpCode(200)
+  @UseFilters(OkFalseExceptionFilter)
+  @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
+  @ApiOperation({ summary: 'Log in (form-urlencoded). Sets auth_token and session_token cookies; refreshToken in the body with remember.' })
+  async login(
+    @Body() body: LoginDto,
+    @ClientIp() ip: string,
+    @Headers('user-agent') userAgent: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const result = await this.auth.login(
+      { email: body.email, password: body.password, remember: Boolean(body.remember), tenantId: body.tenantId },
+      { ip, userAgent: userAgent ?? null },
+    );
+    this.cookies.setAccessToken(res, result.token, ACCESS_TOKEN_TTL_SECONDS);
+    this.cookies.setSessionToken(res, result.sessionToken, result.sessionExpiresAt);
+    const redirect = body.redirect ? safeRedirect(body.redirect, this.config.allowedOrigins, '/') : null;
+    return { ok: true, token: result.token, redirect, ...(result.refreshToken ? { refreshToken: result.refreshToken } : {}) };
+  }
+
+  @Post('logout')
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'Ends the session, clears the auth cookies, 302 to the login page.' })
+  async logout(@CurrentAuth() auth: AuthContext, @Res() res: Response) {
+    await this.auth.logout(auth);
+    this.cookies.clear(res);
+    res.redirect(302, `${this.config.appUrl}/login`);
+  }
+
+  @Get('logout')
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'Same as POST /auth/logout (for links).' })
+  logoutViaGet(@CurrentAuth() auth: AuthContext, @Res() res: Response) {
+    return this.logout(auth, res);
+  }
+
+  @Post('session/refresh')
+  @Public()
+  @HttpCode(200)
+  @UseFilters(OkFalseExceptionFilter)
+  @ApiOperation({ summary: 'API clients: refreshToken for a new access token (expiresIn in seconds).' })
+  async refresh(@Body() body: RefreshDto, @ClientIp() ip: string) {
+    const { accessToken, expiresIn } = await this.auth.refreshWithRefreshToken(body.refreshToken, ip);
+    return { ok: true, accessToken, expiresIn };
+  }
+
+  @Get('session/refresh')
+  @Public()
+  @ApiOperation({ summary: 'Browsers: session_token cookie for a fresh auth_token cookie, then 302 to a safe `redirect`.' })
+  async refreshViaCookie(@Req() req: Request, @Query('redirect') redirect: string | undefined, @ClientIp() ip: string, @Res() res: Response) {
+    const sessionToken = readCookie(req, SESSION_COOKIE);
+    if (!sessionToken) throw DomainError.unauthorized('no session');
+    const { accessToken, expiresIn } = await this.auth.refreshWithSessionToken(sessionToken, ip);
+    this.cookies.setAccessToken(res, accessToken, expiresIn);
+    res.redirect(302, safeRedirect(redirect, this.config.allowedOrigins, '/'));
+  }
+
+  @Get('profile')
+  @ApiBearerAuth()
+  getProfile(@CurrentAuth() auth: AuthContext) {
+    return this.profile.getProfile(auth);
+  }
+
+  @Put('profile')
+  @ApiBearerAuth()
+  @ApiOperation({ summary: 'Change the caller’s email and/or password ({email?, password?}).' })
+  updateProfile(@CurrentAuth() auth: AuthContext, @Body() body: UpdateProfileDto) {
+    return this.profile.updateProfile(auth, body);
+  }
+
+  @Post('feature-check')
+  @ApiBearerAuth()
+  @HttpCode(200)
+  @UseFilters(OkFalseExceptionFilter)
+  featureCheck(@CurrentAuth() auth: AuthContext, @Body() body: FeatureCheckDto) {
+    return this.profile.checkFeatures(auth, body.features);
+  }
+
+  @Get('locale')
+  @ApiBearerAuth()
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  @ApiOperation({ summary: 'The caller’s locale as a JSON string (default "en").' })
+  async getLocale(@CurrentAuth() auth: AuthContext) {
+    return JSON.stringify(await this.profile.getLocale(auth));
+  }
+
+  @Post('locale')
+  @ApiBearerAuth()
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  @ApiOperation({ summary: 'Sets the caller’s locale ({locale}); answers it as a JSON string.' })
+  async setLocale(@CurrentAuth() auth: AuthContext, @Body() body: LocaleDto) {
+    return JSON.stringify(await this.profile.setLocale(auth, body.locale));
+  }
+}

@@ -1,0 +1,50 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsEmail, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, MaxLength, MinLength } from 'class-validator';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './credentials.js';
+
+const truthy = ({ value }: { value: unknown }) => value === true || ['1', 'true', 'on', 'yes'].includes(String(value).toLowerCase());
+
+/** Form-urlencoded (or JSON) login. */
+export class LoginDto {
+  @ApiProperty() @IsEmail() @MaxLength(320) email: string;
+  @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(PASSWORD_MAX_LENGTH) password: string;
+  @ApiPropertyOptional({ description: 'Truthy: a 30-day session and a refreshToken in the body.' })
+  @IsOptional() @Transform(truthy) remember?: boolean;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() tenantId?: string;
+  @ApiPropertyOptional({ description: 'Where the client wants to go after login; echoed as `redirect` when safe.' })
+  @IsOptional() @IsString() @MaxLength(2048) redirect?: string;
+}
+
+export class RefreshDto {
+  @ApiProperty() @IsString() @IsNotEmpty({ message: 'refreshToken is required' }) @MaxLength(512) refreshToken: string;
+}
+
+export class FeatureCheckDto {
+  @ApiProperty({ type: [String], maxItems: 50 })
+  @IsArray({ message: 'features must be an array' })
+  @ArrayMaxSize(50, { message: 'at most 50 features' })
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true, message: 'features must be non-empty strings' })
+  @MaxLength(128, { each: true })
+  features: string[];
+}
+
+export class UpdateProfileDto {
+  @ApiPropertyOptional() @IsOptional() @IsEmail() @MaxLength(320) email?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MinLength(PASSWORD_MIN_LENGTH) @MaxLength(PASSWORD_MAX_LENGTH) password?: string;
+}
+
+export class LocaleDto {
+  @ApiProperty({ example: 'en' }) @IsString() @Matches(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/) locale: string;
+}
+
+export class ResetRequestDto {
+  @ApiProperty() @IsEmail() @MaxLength(320) email: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() tenantId?: string;
+}
+
+export class ResetConfirmDto {
+  @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(512) token: string;
+  @ApiProperty() @IsString() @MinLength(PASSWORD_MIN_LENGTH) @MaxLength(PASSWORD_MAX_LENGTH) password: string;
+}

@@ -1,0 +1,117 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AccountEmailJob, PlatformQueue, type PasswordResetRequestedPayload } from '@app/contracts';
+import { DomainError, QueueService } from '@app/service-kit';
+import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
+import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
+import { AccountEmailService } from '../account-email/account-email.service.js';
+import { AuthService } from './auth.service.js';
+import { AuthTokensService } from './auth-tokens.service.js';
+import { hashPassword } from './credentials.js';
+
+const RESET_PER_IP: RateRule = { name: 'reset-ip', points: 10, durationSeconds: 60 };
+const RESET_PER_IP_EMAIL: RateRule = { name: 'reset-ip-email', points: 3, durationSeconds: 60 };
+const RESET_CONFIRM_PER_IP: RateRule = { name: 'reset-confirm-ip', points: 5, durationSeconds: 300 };
+
+/**
+ * Password reset and invitation redemption. A reset request only validates and queues: the worker
+ * resolves the account, so known and unknown emails answer alike and in the same time.
+ */
+@Injectable()
+export class PasswordResetService {
+  private readonly logger = new Logger(PasswordResetService.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly queues: QueueService,
+    private readonly tokens: AuthTokensService,
+    private readonly emails: AccountEmailService,
+    private readonly auth: AuthService,
+    private readonly rateLimiter: RateLimiterService,
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+  ) {}
+
+  /** decisions.md: a request with an `Origin` outside the allowed origins is refused; none is fine. */
+  assertAllowedOrigin(origin: string | undefined): void {
+    if (origin !== undefined && !this.config.allowedOrigins.includes(origin)) {
+      throw DomainError.badRequest('invalid request origin');
+    }
+  }
+
+  async requestReset(email: string, tenantId: string | null, client: { ip: string; origin?: string }): Promise<void> {
+    this.assertAllowedOrigin(client.origin);
+    const normalized = email.trim().toLowerCase();
+    await this.rateLimiter.consume([
+      { rule: RESET_PER_IP, key: client.ip },
+      { rule: RESET_PER_IP_EMAIL, key: `${client.ip}:${normalized}` },
+    ]);
+    const payload: PasswordResetRequestedPayload = { email: normalized, tenantId, requestedAt: new Date().toISOString(), ip: client.ip };
+    await this.queues.add(PlatformQueue.AccountEmail, AccountEmailJob.PasswordResetRequested, payload, { attempts: 5 });
+  }
+
+  /** Worker side of a reset request: issue a token and queue the email, or do nothing for unknown accounts. */
+  async processResetRequest(payload: PasswordResetRequestedPayload): Promise<{ sent: boolean }> {
+    const users: { id: string; tenant_id: string; email: string }[] = await this.dataSource.query(
+      `SELECT id, tenant_id, email FROM users
+        WHERE lower(email) = $1 AND deleted_at IS NULL AND ($2::uuid IS NULL OR tenant_id = $2)
+        ORDER BY created_at LIMIT 10`,
+      [payload.email, payload.tenantId],
+    );
+    for (const user of users) {
+      const issued = await this.tokens.issue(user.tenant_id, user.id, 'password_reset');
+      const link = `${this.config.appUrl}/reset-password?token=${encodeURIComponent(issued.token)}`;
+      await this.emails.queue(
+        {
+          kind: 'password_reset',
+          to: user.email,
+          subject: 'Reset your password',
+          text: `Someone asked to reset the password of this account. Open ${link} within one hour to choose a new one. If it was not you, ignore this email.`,
+          html: `<p>Someone asked to reset the password of this account.</p><p><a href="${link}">Choose a new password</a> (valid for one hour).</p><p>If it was not you, ignore this email.</p>`,
+        },
+        issued.id,
+      );
+    }
+    return { sent: users.length > 0 };
+  }
+
+  /** Sends (or re-sends) an invitation: a new 48-hour setup token, earlier ones invalidated. */
+  async sendInvitation(tenantId: string, userId: string): Promise<void> {
+    const [user] = await this.dataSource.query(
+      'SELECT email, password_hash FROM users WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL',
+      [userId, tenantId],
+    );
+    if (!user) throw DomainError.notFound('user not found');
+    if (user.password_hash) throw DomainError.conflict('user already has a password');
+    const issued = await this.tokens.issue(tenantId, userId, 'invitation');
+    const link = `${this.config.appUrl}/setup-password?token=${encodeURIComponent(issued.token)}`;
+    await this.emails.queue(
+      {
+        kind: 'invitation',
+        to: user.email,
+        subject: 'You have been invited',
+        text: `An account was created for you. Open ${link} within 48 hours to choose your password.`,
+        html: `<p>An account was created for you.</p><p><a href="${link}">Choose your password</a> (valid for 48 hours).</p>`,
+      },
+      issued.id,
+    );
+  }
+
+  /** Redeems a reset or setup token: sets the password and ends every session of the user. */
+  async confirm(token: string, password: string, ip: string): Promise<void> {
+    await this.rateLimiter.consume([{ rule: RESET_CONFIRM_PER_IP, key: ip }]);
+    const passwordHash = await hashPassword(password);
+    const redeemed = await this.dataSource.transaction(async (tx) => {
+      const claim = await this.tokens.redeem(token, tx);
+      if (!claim) return null;
+      await tx.query('UPDATE users SET password_hash = $1, updated_at = now() WHERE id = $2 AND tenant_id = $3', [
+        passwordHash,
+        claim.userId,
+        claim.tenantId,
+      ]);
+      return claim;
+    });
+    if (!redeemed) throw DomainError.badRequest('invalid or expired token');
+    await this.auth.revokeAllSessions(redeemed.tenantId, redeemed.userId);
+    this.logger.log({ userId: redeemed.userId, purpose: redeemed.purpose }, 'password set through token');
+  }
+}

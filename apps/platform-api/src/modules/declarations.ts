@@ -1,0 +1,5 @@
+import type { ModuleDeclaration } from '../core/features/declarations.js';
+import { AUTH_MODULE } from './auth/auth.declarations.js';
+
+/** Every module's declared features and navigation, in display order. Add a module here when it declares some. */
+export const MODULE_DECLARATIONS: ModuleDeclaration[] = [AUTH_MODULE];
