@@ -5,7 +5,12 @@ import { CoreModule } from './core/core.module.js';
 import { HttpCoreModule } from './core/http.module.js';
 import { AuthCoreModule } from './core/auth/auth-core.module.js';
 import { AuthModule } from './modules/auth/auth.module.js';
+import { AccessControlModule } from './modules/access-control/access-control.module.js';
 import { BootstrapModule } from './modules/bootstrap/bootstrap.module.js';
+import { DirectoryModule } from './modules/directory/directory.module.js';
+import { NavigationModule } from './modules/navigation/navigation.module.js';
+import { SidebarModule } from './modules/sidebar/sidebar.module.js';
+import { UsersModule } from './modules/users/users.module.js';
 
 /** The HTTP API. */
 @Module({})
@@ -21,6 +26,11 @@ export class AppModule {
         HealthModule,
         BootstrapModule,
         AuthModule,
+        AccessControlModule,
+        UsersModule,
+        SidebarModule,
+        NavigationModule,
+        DirectoryModule,
         ...extraModules,
       ],
     };

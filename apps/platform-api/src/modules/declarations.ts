@@ -1,5 +1,6 @@
 import type { ModuleDeclaration } from '../core/features/declarations.js';
 import { AUTH_MODULE } from './auth/auth.declarations.js';
+import { DIRECTORY_MODULE } from './directory/directory.declarations.js';
 
 /** Every module's declared features and navigation, in display order. Add a module here when it declares some. */
-export const MODULE_DECLARATIONS: ModuleDeclaration[] = [AUTH_MODULE];
+export const MODULE_DECLARATIONS: ModuleDeclaration[] = [AUTH_MODULE, DIRECTORY_MODULE];
