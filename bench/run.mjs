@@ -1,0 +1,298 @@
+#!/usr/bin/env node
+// `npm run bench` (the root script builds first): starts platform-api and mail-api on free ports
+// against the running Postgres and Redis, with fresh databases `platform_bench` / `mail_bench`, loads
+// each scenario below with autocannon, prints a table, writes bench/results/latest.json, and always
+// stops the APIs and drops the bench databases. See bench/README.md for the knobs.
+import autocannon from 'autocannon';
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import {
+  APPS, REPO_ROOT, describeExit, entryPoint, missingEntryPoints, parseAppList, spawnNode, stopProcesses, withDatabase,
+} from '../scripts/lib/apps.mjs';
+import { freePort, httpOk, redactUrl, redisPing, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
+
+/**
+ * What is measured. Append entries to add endpoints:
+ *   { app: 'platform' | 'mail', name, method, path, headers?, body?, setup?: async (ctx) => overrides }
+ * `body` may be a string or an object (sent as JSON); `[<id>]` in it becomes a random id per request.
+ * `setup` runs once before the scenario and may return { headers?, body?, path?, method? } merged over
+ * the entry, e.g. an Authorization header:
+ *   setup: async (ctx) => ({ headers: await ctx.platformAuthHeaders() })
+ * ctx: { urls, credentials, request(app, method, path, { headers, body, form }), platformAuthHeaders(), mailAuthHeaders() }.
+ * Each app's `GET /healthz` runs first and is that app's baseline (added when not listed).
+ */
+const SCENARIOS = [
+  { app: 'platform', name: 'GET /healthz', method: 'GET', path: '/healthz' },
+  { app: 'platform', name: 'GET /readyz', method: 'GET', path: '/readyz' },
+  { app: 'mail', name: 'GET /healthz', method: 'GET', path: '/healthz' },
+  { app: 'mail', name: 'GET /readyz', method: 'GET', path: '/readyz' },
+];
+
+const FILTER = process.env.BENCH_FILTER ?? '';
+const QUEUE_PREFIX = 'bench'; // keeps jobs enqueued by the bench away from a running dev worker
+const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'results', 'latest.json');
+
+function positiveNumber(name, fallback, { allowZero = false } = {}) {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero)) fail(`${name} must be a positive number (got "${process.env[name]}")`);
+  return value;
+}
+
+function fail(message) {
+  throw Object.assign(new Error(message), { oneLine: true });
+}
+
+let DURATION;
+let CONNECTIONS;
+let WARMUP;
+const children = [];
+const benchDatabases = [];
+let redisUrl;
+
+/** Runs `migrate` for each app (it creates the dropped database again), then starts each API. */
+async function startApis(apps, credentials) {
+  const urls = {};
+  const env = {
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX,
+    PLATFORM_BOOTSTRAP_ADMIN_EMAIL: credentials.platformAdmin.email,
+    PLATFORM_BOOTSTRAP_ADMIN_PASSWORD: credentials.platformAdmin.password,
+    MAIL_BOOTSTRAP_SECRET_KEY: credentials.mail.secretKey,
+    MAIL_BOOTSTRAP_PUBLIC_KEY: credentials.mail.publicKey,
+    PLATFORM_MAIL_API_KEY: credentials.mail.secretKey,
+  };
+  for (const app of apps) {
+    const { portVar, databaseVar, database } = APPS[app];
+    const port = await freePort();
+    urls[app] = `http://127.0.0.1:${port}`;
+    env[portVar] = String(port);
+    env[databaseVar] = withDatabase(process.env[databaseVar] ?? `postgres://postgres@127.0.0.1:5432/${database}`, `${database}_bench`);
+    benchDatabases.push(env[databaseVar]);
+    await dropDatabase(env[databaseVar]);
+  }
+  if (urls.mail) env.PLATFORM_MAIL_API_URL = urls.mail;
+  for (const app of apps) {
+    const migration = spawnNode(`${app}-migrate`, entryPoint(app, 'migrate'), env);
+    children.push(migration);
+    const result = await migration.exited;
+    if (result.code !== 0) fail(`${app} migrations ${describeExit(result)} (output above)`);
+  }
+  for (const app of apps) {
+    const api = spawnNode(`${app}-api`, entryPoint(app, 'api'), env);
+    children.push(api);
+    const healthy = waitUntil(() => httpOk(`${urls[app]}/healthz`), 60_000, 200);
+    const outcome = await Promise.race([healthy, api.exited]);
+    if (outcome === false) fail(`${app}-api did not answer ${urls[app]}/healthz within 60 s`);
+    if (outcome !== true) fail(`${app}-api ${describeExit(outcome)} before answering /healthz (output above)`);
+  }
+  return urls;
+}
+
+async function dropDatabase(url) {
+  const client = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(new URL(url).pathname.slice(1))} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
+function makeContext(urls, credentials) {
+  async function request(app, method, requestPath, { headers = {}, body, form } = {}) {
+    const init = { method, headers: { ...headers } };
+    if (form) init.body = new URLSearchParams(form);
+    else if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      init.headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${urls[app]}${requestPath}`, init);
+    const text = await res.text();
+    let json;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, headers: res.headers, text, json };
+  }
+  let platformToken;
+  return {
+    urls,
+    credentials,
+    request,
+    /** Logs the bootstrap admin in once (login is rate limited) and returns an Authorization header. */
+    async platformAuthHeaders() {
+      if (!platformToken) {
+        const { email, password } = credentials.platformAdmin;
+        const res = await request('platform', 'POST', '/auth/login', { form: { email, password } });
+        if (res.status !== 200 || !res.json?.token) fail(`platform login failed: ${res.status} ${res.text.slice(0, 200)}`);
+        platformToken = res.json.token;
+      }
+      return { authorization: `Bearer ${platformToken}` };
+    },
+    mailAuthHeaders: async () => ({ authorization: `Bearer ${credentials.mail.secretKey}` }),
+  };
+}
+
+/** Per app: its GET /healthz first (the baseline), then the other scenarios in declared order. */
+function plan(apps) {
+  return apps.flatMap((app) => {
+    const own = SCENARIOS.filter((s) => s.app === app);
+    const isBaseline = (s) => (s.method ?? 'GET') === 'GET' && s.path === '/healthz';
+    const baseline = own.find(isBaseline) ?? { app, name: 'GET /healthz', method: 'GET', path: '/healthz' };
+    const others = own.filter((s) => !isBaseline(s) && (s.name ?? s.path).includes(FILTER));
+    return [{ ...baseline, baseline: true }, ...others];
+  });
+}
+
+async function measure(scenario, ctx) {
+  const overrides = (await scenario.setup?.(ctx)) ?? {};
+  const method = overrides.method ?? scenario.method ?? 'GET';
+  const headers = { ...scenario.headers, ...overrides.headers };
+  let body = overrides.body ?? scenario.body;
+  if (body !== undefined && typeof body !== 'string') {
+    body = JSON.stringify(body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const url = `${ctx.urls[scenario.app]}${overrides.path ?? scenario.path}`;
+  const warmup = WARMUP > 0 ? { warmup: { connections: CONNECTIONS, duration: WARMUP } } : {};
+  const idReplacement = typeof body === 'string' && body.includes('[<id>]'); // a fresh id per request
+  const result = await autocannon({ url, method, headers, body, idReplacement, connections: CONNECTIONS, duration: DURATION, ...warmup });
+  return {
+    app: scenario.app,
+    endpoint: scenario.name ?? `${method} ${scenario.path}`,
+    method,
+    path: overrides.path ?? scenario.path,
+    reqPerSec: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, { count }]) => [code, Number(count)])),
+  };
+}
+
+function printTable(rows) {
+  const header = ['app', 'endpoint', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'ratio to /healthz'];
+  const cells = rows.map((r) => [r.app, r.endpoint, r.reqPerSec, r.p50Ms, r.p99Ms, r.non2xx, r.ratioToHealthz.toFixed(2)].map(String));
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
+  const line = (row) => `| ${row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
+  console.log(`\n${line(header)}\n| ${widths.map((w, i) => (i < 2 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`);
+  for (const row of cells) console.log(line(row));
+  const failing = rows.filter((r) => r.errors || r.timeouts);
+  for (const r of failing) console.log(`warning: ${r.app} ${r.endpoint}: ${r.errors} connection errors, ${r.timeouts} timeouts`);
+}
+
+function gitCommit() {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+async function checkInfrastructure(apps) {
+  for (const app of apps) {
+    const { databaseVar, database } = APPS[app];
+    const url = new URL(process.env[databaseVar] ?? `postgres://postgres@127.0.0.1:5432/${database}`);
+    if (!(await tcpAccepts(url.hostname, Number(url.port || 5432)))) {
+      fail(`Postgres is not reachable at ${redactUrl(url)}: start it or set ${databaseVar}`);
+    }
+  }
+  redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message}): start it or set REDIS_URL`));
+}
+
+let cleaning;
+function cleanup() {
+  cleaning ??= (async () => {
+    await stopProcesses(children, 10_000);
+    for (const url of benchDatabases) await dropDatabase(url).catch((err) => console.error(`could not drop ${redactUrl(url)}: ${err.message}`));
+    if (redisUrl) await deleteBenchKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
+  })();
+  return cleaning;
+}
+
+async function deleteBenchKeys() {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 500);
+      if (keys.length) await redis.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function main() {
+  DURATION = positiveNumber('BENCH_DURATION', 10);
+  CONNECTIONS = positiveNumber('BENCH_CONNECTIONS', 50);
+  WARMUP = positiveNumber('BENCH_WARMUP', 1, { allowZero: true });
+  const apps = (() => {
+    try {
+      return parseAppList(process.env.BENCH_APPS, 'BENCH_APPS');
+    } catch (err) {
+      return fail(err.message);
+    }
+  })();
+  const missing = missingEntryPoints(apps, ['api', 'migrate']);
+  if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build; BENCH_APPS=platform or =mail benches one app)`);
+  await checkInfrastructure(apps);
+  const credentials = {
+    platformAdmin: { email: 'bench-admin@example.com', password: randomBytes(18).toString('base64url') },
+    mail: { secretKey: `sk_${randomBytes(24).toString('hex')}`, publicKey: `pk_${randomBytes(24).toString('hex')}` },
+  };
+  const urls = await startApis(apps, credentials);
+  const ctx = makeContext(urls, credentials);
+  const rows = [];
+  const baselines = {};
+  console.log(`bench: ${CONNECTIONS} connections, ${DURATION} s per scenario (+${WARMUP} s warm-up)`);
+  for (const scenario of plan(apps)) {
+    const row = await measure(scenario, ctx);
+    if (scenario.baseline) baselines[row.app] = row.reqPerSec;
+    row.ratioToHealthz = baselines[row.app] ? Math.round((row.reqPerSec / baselines[row.app]) * 100) / 100 : 0;
+    rows.push(row);
+    console.log(`bench: ${row.app} ${row.endpoint}: ${row.reqPerSec} req/s, p99 ${row.p99Ms} ms, non-2xx ${row.non2xx}`);
+  }
+  printTable(rows);
+  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+  const report = {
+    generatedAt: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null },
+    settings: { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP, filter: FILTER || null },
+    results: rows,
+  };
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwritten: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    console.error(`bench: ${signal}, cleaning up`);
+    cleanup().finally(() => process.exit(130));
+  });
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (err) {
+  console.error(err.oneLine ? `bench: ${err.message}` : err);
+  exitCode = 1;
+} finally {
+  await cleanup();
+}
+process.exit(exitCode);
