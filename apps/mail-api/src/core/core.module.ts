@@ -1,0 +1,23 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { jsonLoggingModule, QueueModule } from '@app/service-kit';
+import { MAIL_CONFIG, type MailConfig } from '../config/mail-config.js';
+import { mailDataSourceOptions } from './database/data-source-options.js';
+
+/** What both entries (API and worker) stand on: config, JSON logs, Postgres, Redis and the queues. */
+@Global()
+@Module({})
+export class CoreModule {
+  static forRoot(config: MailConfig): DynamicModule {
+    return {
+      module: CoreModule,
+      imports: [
+        jsonLoggingModule({ service: 'mail-api', level: config.logLevel }),
+        TypeOrmModule.forRoot(mailDataSourceOptions(config.databaseUrl)),
+        QueueModule.forRoot({ url: config.redisUrl, queuePrefix: config.queuePrefix }),
+      ],
+      providers: [{ provide: MAIL_CONFIG, useValue: config }],
+      exports: [MAIL_CONFIG],
+    };
+  }
+}

@@ -1,0 +1,90 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadMailConfig } from '../src/config/mail-config.js';
+
+const SK = `sk_${'a1'.repeat(24)}`;
+const PK = `pk_${'b2'.repeat(24)}`;
+
+describe('mail config', () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'mail-config-'));
+
+  it('has the defaults of decisions.md', () => {
+    expect(loadMailConfig({ DATA_DIR: dataDir })).toEqual({
+      env: 'development',
+      port: 3001,
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/mail',
+      redisUrl: 'redis://127.0.0.1:6379',
+      queuePrefix: 'bull',
+      logLevel: 'info',
+      dataDir,
+      workerConcurrency: 4,
+      bootstrapKeys: null,
+      smtpUrl: null,
+      outboxDir: path.join(dataDir, 'outbox'),
+      dnsServers: [],
+      ratePerSecond: 14,
+      publicUrl: 'http://localhost:3001',
+    });
+  });
+
+  it('DATA_DIR defaults to .data at the repository root', () => {
+    expect(loadMailConfig({}).dataDir).toMatch(/\.data$/);
+  });
+
+  it('reads every variable', () => {
+    const c = loadMailConfig({
+      DATA_DIR: dataDir,
+      NODE_ENV: 'production',
+      MAIL_PORT: '4001',
+      MAIL_BOOTSTRAP_SECRET_KEY: SK,
+      MAIL_BOOTSTRAP_PUBLIC_KEY: PK,
+      MAIL_SMTP_URL: 'smtps://user:pw@smtp.example.com:465',
+      MAIL_OUTBOX_DIR: '/tmp/outbox',
+      MAIL_DNS_SERVERS: '127.0.0.1:5353, [::1]:53,10.0.0.2',
+      MAIL_RATE_PER_SECOND: '50',
+      MAIL_PUBLIC_URL: 'https://mail.example.com/',
+      WORKER_CONCURRENCY: '8',
+    });
+    expect(c).toMatchObject({
+      env: 'production',
+      port: 4001,
+      bootstrapKeys: { secretKey: SK, publicKey: PK },
+      smtpUrl: 'smtps://user:pw@smtp.example.com:465',
+      outboxDir: '/tmp/outbox',
+      dnsServers: ['127.0.0.1:5353', '[::1]:53', '10.0.0.2'],
+      ratePerSecond: 50,
+      publicUrl: 'https://mail.example.com',
+      workerConcurrency: 8,
+    });
+  });
+
+  it('rejects malformed bootstrap keys, and one key without the other', () => {
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_BOOTSTRAP_SECRET_KEY: 'sk_short', MAIL_BOOTSTRAP_PUBLIC_KEY: PK })).toThrow(
+      /MAIL_BOOTSTRAP_SECRET_KEY: must be sk_/,
+    );
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_BOOTSTRAP_SECRET_KEY: PK, MAIL_BOOTSTRAP_PUBLIC_KEY: SK })).toThrow(
+      /MAIL_BOOTSTRAP_SECRET_KEY.*MAIL_BOOTSTRAP_PUBLIC_KEY/,
+    );
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_BOOTSTRAP_SECRET_KEY: SK })).toThrow(/go together/);
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_BOOTSTRAP_PUBLIC_KEY: PK })).toThrow(/go together/);
+  });
+
+  it('rejects invalid values with one line naming each', () => {
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_PORT: 'abc', MAIL_SMTP_URL: 'http://x' })).toThrow(
+      /MAIL_PORT.*MAIL_SMTP_URL|MAIL_SMTP_URL.*MAIL_PORT/,
+    );
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_RATE_PER_SECOND: '0' })).toThrow(/MAIL_RATE_PER_SECOND/);
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_RATE_PER_SECOND: '2.5' })).toThrow(/MAIL_RATE_PER_SECOND/);
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_DATABASE_URL: 'mysql://x/y' })).toThrow(/MAIL_DATABASE_URL/);
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_PUBLIC_URL: 'localhost:3001' })).toThrow(/MAIL_PUBLIC_URL/);
+  });
+
+  it('rejects DNS servers that are not ip:port', () => {
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_DNS_SERVERS: 'dns.google:53' })).toThrow(
+      /MAIL_DNS_SERVERS: not an ip:port: dns\.google:53/,
+    );
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_DNS_SERVERS: '127.0.0.1:99999' })).toThrow(/MAIL_DNS_SERVERS/);
+  });
+});
