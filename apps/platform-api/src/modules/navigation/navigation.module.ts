@@ -1,5 +1,10 @@
 import { Module } from '@nestjs/common';
+import { NavigationController } from './navigation.controller.js';
+import { NavigationService } from './navigation.service.js';
 
 /** Feature catalogue (/auth/features) and backend chrome (/auth/admin/nav), built from the module declarations. */
-@Module({})
+@Module({
+  controllers: [NavigationController],
+  providers: [NavigationService],
+})
 export class NavigationModule {}

@@ -1,0 +1,34 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
+import type { AuthContext } from '../../core/auth/auth-context.js';
+import { NavigationService } from './navigation.service.js';
+
+@ApiTags('auth')
+@ApiBearerAuth()
+@Controller('auth')
+export class NavigationController {
+  constructor(private readonly navigation: NavigationService) {}
+
+  @Get('features')
+  @RequireFeatures('auth.acl.manage')
+  @ApiOperation({ summary: 'Feature catalogue: every feature declared by a module ({items: [{id, title, module}], modules: [{id, title}]}).' })
+  features() {
+    return this.navigation.featureCatalogue();
+  }
+
+  @Get('admin/nav')
+  @ApiOperation({
+    summary: 'Backend chrome: navigation filtered by the caller’s features.',
+    description:
+      'Items whose required features the caller lacks are left out, and groups or sections left empty are dropped ' +
+      '(super administrators see everything). `settingsPathPrefixes` / `profilePathPrefixes`: per visible section, the ' +
+      'longest common path of its visible items’ hrefs (the hrefs themselves when that path has fewer than two ' +
+      'segments), deduplicated, prefixes covered by another dropped. `grantedFeatures`: the caller’s features as ' +
+      'granted (wildcards kept), `["*"]` for super administrators; `roles`: role names. The payload is not ' +
+      'personalised by sidebar preferences: clients apply GET /auth/sidebar/preferences themselves.',
+  })
+  adminNav(@CurrentAuth() auth: AuthContext) {
+    return this.navigation.adminNav(auth);
+  }
+}

@@ -1,0 +1,115 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DomainError } from '@app/service-kit';
+import type { AuthContext } from '../../core/auth/auth-context.js';
+import { callerLocale } from './sidebar-locale.js';
+import { normalizeSidebarSettings, emptySidebarSettings, type SidebarSettings } from './sidebar-settings.js';
+import { SIDEBAR_MANAGE_FEATURE, type UpdateSidebarPreferencesDto } from './sidebar.dto.js';
+import { SidebarRepository, type SidebarRoleEntry, type Sql } from './sidebar.repository.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type SidebarScope = { type: 'user' } | { type: 'role'; roleId: string };
+
+export interface SidebarPreferencesResponse {
+  locale: string;
+  settings: SidebarSettings;
+  canApplyToRoles: boolean;
+  roles: SidebarRoleEntry[];
+  scope: SidebarScope;
+}
+
+export interface SidebarPreferencesUpdateResponse extends SidebarPreferencesResponse {
+  appliedRoles: string[];
+  clearedRoles: string[];
+}
+
+/**
+ * Sidebar preferences per user + tenant + locale, or per role + tenant + locale. Roles in reach are
+ * the tenant's own and the global ones; any other role id is a 404.
+ */
+@Injectable()
+export class SidebarPreferencesService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly repo: SidebarRepository,
+  ) {}
+
+  /** The caller's preferences, or (with roleId, for managers) a role's. */
+  async get(auth: AuthContext, roleId: unknown): Promise<SidebarPreferencesResponse> {
+    const db = this.dataSource.manager;
+    const locale = await callerLocale(this.repo, db, auth);
+    if (roleId === undefined || roleId === '') {
+      const settings = await this.repo.userSettings(db, auth.tenantId, auth.userId, locale);
+      return this.respond(db, auth, locale, settings, { type: 'user' });
+    }
+    if (!auth.can(SIDEBAR_MANAGE_FEATURE)) throw DomainError.forbidden(`missing required features: ${SIDEBAR_MANAGE_FEATURE}`);
+    if (typeof roleId !== 'string' || !UUID.test(roleId)) throw DomainError.badRequest('roleId must be a UUID');
+    const role = await this.requireRole(db, auth, roleId);
+    const settings = await this.repo.roleSettings(db, auth.tenantId, role.id, locale);
+    return this.respond(db, auth, locale, settings, { type: 'role', roleId: role.id });
+  }
+
+  /** Rules 1 and 2 of the spec; every write in one transaction, role writes set-based. */
+  async update(auth: AuthContext, input: UpdateSidebarPreferencesDto): Promise<SidebarPreferencesUpdateResponse> {
+    const settings = normalizeSidebarSettings(input.settings);
+    const applyToRoles = [...new Set((input.applyToRoles ?? []).map((id) => id.toLowerCase()))];
+    const requestedClears = [...new Set((input.clearRoleIds ?? []).map((id) => id.toLowerCase()))];
+    const scope = input.scope ?? { type: 'user' as const };
+    if (scope.type === 'role' && (applyToRoles.length > 0 || requestedClears.length > 0)) {
+      throw DomainError.badRequest('applyToRoles and clearRoleIds are not accepted in role scope');
+    }
+    return this.dataSource.transaction(async (tx) => {
+      const locale = await callerLocale(this.repo, tx, auth);
+      if (scope.type === 'role') {
+        const role = await this.requireRole(tx, auth, scope.roleId!);
+        await this.repo.upsertRoleSettings(tx, auth.tenantId, [role.id], locale, settings);
+        const response = await this.respond(tx, auth, locale, settings, { type: 'role', roleId: role.id });
+        return { ...response, appliedRoles: [], clearedRoles: [] };
+      }
+      // A role both applied and cleared keeps the applied settings.
+      const clearRoleIds = requestedClears.filter((id) => !applyToRoles.includes(id));
+      const targets = [...applyToRoles, ...clearRoleIds];
+      const visible = await this.repo.visibleRoleIds(tx, auth.tenantId, targets);
+      const missing = targets.filter((id) => !visible.has(id));
+      if (missing.length > 0) throw DomainError.notFound(`role not found: ${missing.join(', ')}`);
+      await this.repo.upsertUserSettings(tx, auth.tenantId, auth.userId, locale, settings);
+      await this.repo.upsertRoleSettings(tx, auth.tenantId, applyToRoles, locale, settings);
+      await this.repo.deleteRoleSettings(tx, auth.tenantId, clearRoleIds, locale);
+      const response = await this.respond(tx, auth, locale, settings, { type: 'user' });
+      return { ...response, appliedRoles: applyToRoles, clearedRoles: clearRoleIds };
+    });
+  }
+
+  /** Removes a role's preferences for the caller's tenant and locale; idempotent. */
+  async removeRolePreference(auth: AuthContext, roleId: string): Promise<{ ok: true; scope: SidebarScope }> {
+    const db = this.dataSource.manager;
+    const role = await this.requireRole(db, auth, roleId);
+    const locale = await callerLocale(this.repo, db, auth);
+    await this.repo.deleteRoleSettings(db, auth.tenantId, [role.id], locale);
+    return { ok: true, scope: { type: 'role', roleId: role.id } };
+  }
+
+  private async requireRole(db: Sql, auth: AuthContext, roleId: string): Promise<{ id: string; name: string }> {
+    const role = await this.repo.findVisibleRole(db, auth.tenantId, roleId);
+    if (!role) throw DomainError.notFound('role not found');
+    return role;
+  }
+
+  private async respond(
+    db: Sql,
+    auth: AuthContext,
+    locale: string,
+    settings: SidebarSettings | null,
+    scope: SidebarScope,
+  ): Promise<SidebarPreferencesResponse> {
+    const canApplyToRoles = auth.can(SIDEBAR_MANAGE_FEATURE);
+    return {
+      locale,
+      settings: settings ?? emptySidebarSettings(),
+      canApplyToRoles,
+      roles: canApplyToRoles ? await this.repo.rolesWithPreference(db, auth.tenantId, locale) : [],
+      scope,
+    };
+  }
+}
