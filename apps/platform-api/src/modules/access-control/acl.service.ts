@@ -1,0 +1,155 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DomainError } from '@app/service-kit';
+import { AccessCacheService } from '../../core/auth/access-cache.service.js';
+import type { AuthContext } from '../../core/auth/auth-context.js';
+import { assertMayManage, checkGrant } from '../../core/auth/grant-boundary.js';
+import { AclsRepository, type StoredAcl } from './acls.repository.js';
+import { type Queryable, RolesRepository } from './roles.repository.js';
+
+const NO_ACL: StoredAcl = { isSuperAdmin: false, features: [], organizations: null };
+
+export interface RoleAclInput {
+  roleId: string;
+  features: string[];
+  isSuperAdmin?: boolean;
+  organizations?: string[] | null;
+  tenantId?: string;
+}
+
+export interface UserAclInput {
+  userId: string;
+  features?: string[];
+  isSuperAdmin?: boolean;
+  organizations?: string[] | null;
+}
+
+/**
+ * Role ACLs (per tenant and role) and user ACLs (per tenant and user; one replaces the user's role
+ * ACLs), within the grant boundary of decisions.md "Features and ACL". Every write invalidates the
+ * resolved-ACL caches of all instances once committed.
+ */
+@Injectable()
+export class AclService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly roles: RolesRepository,
+    private readonly acls: AclsRepository,
+    private readonly cache: AccessCacheService,
+  ) {}
+
+  async getRoleAcl(auth: AuthContext, roleId: string, tenantId?: string): Promise<StoredAcl> {
+    const db = this.dataSource;
+    const scope = await this.aclTenant(db, auth, tenantId);
+    const role = await this.roles.findInScope(db, roleId, scope);
+    if (!role) throw DomainError.notFound('role not found');
+    const acl = await this.acls.roleAcl(db, scope, role.id);
+    assertMayManage(auth, acl);
+    return acl ?? NO_ACL;
+  }
+
+  /** Replaces the role's ACL in the tenant; asking for more than the caller may grant is a 403. */
+  async putRoleAcl(auth: AuthContext, input: RoleAclInput): Promise<{ ok: true; sanitized: false }> {
+    const requested: StoredAcl = {
+      isSuperAdmin: input.isSuperAdmin ?? false,
+      features: unique(input.features),
+      organizations: input.organizations ? unique(input.organizations) : null,
+    };
+    await this.dataSource.transaction(async (tx) => {
+      const scope = await this.aclTenant(tx, auth, input.tenantId);
+      // Locks the role: concurrent writers of its ACL run one after the other.
+      const role = await this.roles.findInScope(tx, input.roleId, scope, 'no key update');
+      if (!role) throw DomainError.notFound('role not found');
+      assertMayManage(auth, await this.acls.roleAcl(tx, scope, role.id));
+      if (checkGrant(auth, requested).exceeded) {
+        throw DomainError.forbidden('cannot grant super administrator access, features or organizations beyond your own');
+      }
+      await this.assertOrganizationsOfTenant(tx, scope, requested.organizations);
+      await this.acls.upsertRoleAcl(tx, scope, role.id, requested);
+    });
+    await this.cache.invalidateAcls();
+    return { ok: true, sanitized: false };
+  }
+
+  async getUserAcl(auth: AuthContext, userId: string): Promise<StoredAcl & { hasCustomAcl: boolean }> {
+    const db = this.dataSource;
+    const user = await this.findUser(db, auth, userId);
+    const custom = await this.acls.userAcl(db, user.tenantId, user.id);
+    await this.assertTargetManageable(db, auth, user, custom);
+    return custom ? { ...custom, hasCustomAcl: true } : { ...NO_ACL, hasCustomAcl: false };
+  }
+
+  /**
+   * Updates the user's custom ACL. Omitted fields keep their stored values; given ones the caller may
+   * not grant are dropped (features), coerced (isSuperAdmin) or narrowed (organizations), and the
+   * answer says `sanitized`. An ACL left with no features and no super administrator flag is removed,
+   * so the user's role ACLs apply again.
+   */
+  async putUserAcl(auth: AuthContext, input: UserAclInput): Promise<{ ok: true; sanitized: boolean }> {
+    const sanitized = await this.dataSource.transaction(async (tx) => {
+      const user = await this.findUser(tx, auth, input.userId, true);
+      const stored = await this.acls.userAcl(tx, user.tenantId, user.id);
+      await this.assertTargetManageable(tx, auth, user, stored);
+      const current = stored ?? NO_ACL;
+      const grant = checkGrant(auth, {
+        isSuperAdmin: input.isSuperAdmin ?? false,
+        features: unique(input.features ?? []),
+        // Omitted organizations are kept as stored: pass the caller's own restriction, which never exceeds.
+        organizations: input.organizations === undefined ? auth.acl.organizations : input.organizations && unique(input.organizations),
+      });
+      const next: StoredAcl = {
+        isSuperAdmin: input.isSuperAdmin === undefined ? current.isSuperAdmin : grant.allowed.isSuperAdmin,
+        features: input.features === undefined ? current.features : grant.allowed.features,
+        organizations: input.organizations === undefined ? current.organizations : grant.allowed.organizations,
+      };
+      if (input.organizations !== undefined) await this.assertOrganizationsOfTenant(tx, user.tenantId, next.organizations);
+      if (next.features.length === 0 && !next.isSuperAdmin) {
+        await this.acls.deleteUserAcl(tx, user.tenantId, user.id);
+      } else {
+        await this.acls.upsertUserAcl(tx, user.tenantId, user.id, next);
+      }
+      return grant.exceeded;
+    });
+    await this.cache.invalidateAcls();
+    return { ok: true, sanitized };
+  }
+
+  /**
+   * The tenant whose role ACL is read or written: the caller's by default. Only a super administrator
+   * may name another (an existing) tenant; for anyone else it is a 404, as if the role did not exist.
+   */
+  private async aclTenant(db: Queryable, auth: AuthContext, tenantId: string | undefined): Promise<string> {
+    if (!tenantId || tenantId === auth.tenantId) return auth.tenantId;
+    if (!auth.isSuperAdmin) throw DomainError.notFound('role not found');
+    if (!(await this.roles.tenantExists(db, tenantId))) throw DomainError.notFound('tenant not found');
+    return tenantId;
+  }
+
+  /** The user in the caller's tenant (a super administrator: in any tenant); 404 otherwise. */
+  private async findUser(db: Queryable, auth: AuthContext, userId: string, lock = false) {
+    const user = await this.acls.findUser(db, userId, auth.isSuperAdmin ? null : auth.tenantId, lock);
+    if (!user) throw DomainError.notFound('user not found');
+    return user;
+  }
+
+  /** 403 when the target is a super administrator (through any role or its own ACL) and the caller is not. */
+  private async assertTargetManageable(
+    db: Queryable,
+    auth: AuthContext,
+    user: { id: string; tenantId: string },
+    custom: StoredAcl | null,
+  ): Promise<void> {
+    if (auth.isSuperAdmin) return;
+    const isSuperAdmin = Boolean(custom?.isSuperAdmin) || (await this.acls.hasSuperAdminRole(db, user.tenantId, user.id));
+    assertMayManage(auth, { isSuperAdmin });
+  }
+
+  private async assertOrganizationsOfTenant(db: Queryable, tenantId: string, organizations: string[] | null): Promise<void> {
+    const foreign = await this.acls.foreignOrganizations(db, tenantId, organizations ?? []);
+    if (foreign.length) throw DomainError.badRequest(`organizations not found in the tenant: ${foreign.join(', ')}`);
+  }
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
