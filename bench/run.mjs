@@ -29,11 +29,41 @@ import { freePort, httpOk, redactUrl, redisPing, tcpAccepts, waitUntil } from '.
 const SCENARIOS = [
   { app: 'platform', name: 'GET /healthz', method: 'GET', path: '/healthz' },
   { app: 'platform', name: 'GET /readyz', method: 'GET', path: '/readyz' },
+  // Issue 3: authenticated reads must not query Postgres per request once the ACL is cached.
+  {
+    app: 'platform',
+    name: 'GET /auth/profile',
+    method: 'GET',
+    path: '/auth/profile',
+    setup: async (ctx) => ({ headers: await ctx.platformAuthHeaders() }),
+  },
+  {
+    app: 'platform',
+    name: 'POST /auth/feature-check',
+    method: 'POST',
+    path: '/auth/feature-check',
+    body: { features: ['auth.roles.list', 'auth.users.list', 'directory.tenants.manage'] },
+    setup: async (ctx) => ({ headers: await ctx.platformAuthHeaders() }),
+  },
+  // Logins are argon2-bound. Each request comes from another (forwarded) client address so the
+  // per-IP login limit does not turn the run into a measurement of 429s.
+  {
+    app: 'platform',
+    name: 'POST /auth/login (argon2id)',
+    method: 'POST',
+    path: '/auth/login',
+    setup: async (ctx) => ({
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ email: ctx.credentials.platformAdmin.email, password: ctx.credentials.platformAdmin.password }).toString(),
+    }),
+    perRequestHeaders: () => ({ 'x-forwarded-for': `10.${rnd()}.${rnd()}.${rnd()}` }),
+  },
   { app: 'mail', name: 'GET /healthz', method: 'GET', path: '/healthz' },
   { app: 'mail', name: 'GET /readyz', method: 'GET', path: '/readyz' },
 ];
 
 const FILTER = process.env.BENCH_FILTER ?? '';
+const rnd = () => Math.floor(Math.random() * 250) + 1;
 const QUEUE_PREFIX = 'bench'; // keeps jobs enqueued by the bench away from a running dev worker
 const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'results', 'latest.json');
 
@@ -165,7 +195,11 @@ async function measure(scenario, ctx) {
   const url = `${ctx.urls[scenario.app]}${overrides.path ?? scenario.path}`;
   const warmup = WARMUP > 0 ? { warmup: { connections: CONNECTIONS, duration: WARMUP } } : {};
   const idReplacement = typeof body === 'string' && body.includes('[<id>]'); // a fresh id per request
-  const result = await autocannon({ url, method, headers, body, idReplacement, connections: CONNECTIONS, duration: DURATION, ...warmup });
+  // `perRequestHeaders`: headers that change on every request (e.g. a client address).
+  const requests = scenario.perRequestHeaders
+    ? [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, ...scenario.perRequestHeaders() } }) }]
+    : undefined;
+  const result = await autocannon({ url, method, headers, body, idReplacement, requests, connections: CONNECTIONS, duration: DURATION, ...warmup });
   return {
     app: scenario.app,
     endpoint: scenario.name ?? `${method} ${scenario.path}`,

@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
@@ -28,7 +29,10 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   ) {
     super({
       jwtFromRequest: ExtractJwt.fromExtractors([ExtractJwt.fromAuthHeaderAsBearerToken(), fromAuthCookie]),
-      secretOrKey: config.jwtSecret,
+      // A KeyObject, not the string: jsonwebtoken otherwise rebuilds a key from the string on every
+      // verify (createPublicKey attempt + fallback), which was the largest CPU cost of a request.
+      // (passport-jwt's typings predate KeyObject; jsonwebtoken.verify accepts it.)
+      secretOrKey: createSecretKey(Buffer.from(config.jwtSecret, 'utf8')) as unknown as Buffer,
       algorithms: ['HS256'],
       ignoreExpiration: false,
     });

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import argon2 from 'argon2';
 import { DataSource } from 'typeorm';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
+import { hashPassword } from '../auth/credentials.js';
 
 // Serialises concurrent bootstraps (several API replicas starting at once).
 const BOOTSTRAP_LOCK_KEY = 727_101;
@@ -34,7 +34,7 @@ export class BootstrapAdminService implements OnApplicationBootstrap {
 
   async ensureAdmin(email: string, password: string): Promise<BootstrapResult> {
     const normalizedEmail = email.trim().toLowerCase();
-    const passwordHash = await argon2.hash(password, { type: argon2.argon2id });
+    const passwordHash = await hashPassword(password);
     return this.dataSource.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK_KEY]);
       const existing: { id: string }[] = await tx.query(

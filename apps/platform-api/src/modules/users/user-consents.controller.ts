@@ -1,0 +1,53 @@
+import { Body, Controller, Get, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { ClientIp, CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
+import type { AuthContext } from '../../core/auth/auth-context.js';
+import { ConsentListDto, ConsentRecordDto, ConsentsQuery, CreateConsentDto, UsersErrorDto } from './users.dto.js';
+import { UserConsentsService } from './user-consents.service.js';
+
+@ApiTags('auth')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ type: UsersErrorDto })
+@ApiForbiddenResponse({ type: UsersErrorDto, description: 'Missing auth.users.edit, or the user is outside the caller’s organizations.' })
+@ApiBadRequestResponse({ type: UsersErrorDto, description: 'Invalid user id or payload.' })
+@ApiNotFoundResponse({ type: UsersErrorDto, description: '`{error: "user not found"}` (not in the caller’s tenant).' })
+@Controller('auth/users/consents')
+export class UserConsentsController {
+  constructor(private readonly consents: UserConsentsService) {}
+
+  @Get()
+  @RequireFeatures('auth.users.edit')
+  @ApiOperation({
+    summary: 'The user’s consent records, newest first, each with its integrity status.',
+    description:
+      '`integrityValid` recomputes the HMAC-SHA256 of the record and compares it with `integrityHash` in constant time; ' +
+      'false means the stored row was changed outside the API.',
+  })
+  @ApiOkResponse({ type: ConsentListDto })
+  list(@CurrentAuth() auth: AuthContext, @Query() query: ConsentsQuery) {
+    return this.consents.list(auth, query.userId);
+  }
+
+  @Post()
+  @RequireFeatures('auth.users.edit')
+  @ApiOperation({
+    summary: 'Records a consent given or withdrawn (an addition: the spec lists no endpoint that writes consents).',
+    description:
+      'Append-only: a withdrawal is a new record with `isGranted: false`. `ipAddress` is the client’s IP; `grantedAt` ' +
+      '(given) or `withdrawnAt` (withdrawn) is the time of the request.',
+  })
+  @ApiCreatedResponse({ type: ConsentRecordDto })
+  record(@CurrentAuth() auth: AuthContext, @Body() body: CreateConsentDto, @ClientIp() ip: string) {
+    return this.consents.record(auth, body, ip);
+  }
+}

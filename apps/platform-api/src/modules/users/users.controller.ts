@@ -1,0 +1,117 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Post, Put, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiHeader,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { ClientIp, CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
+import type { AuthContext } from '../../core/auth/auth-context.js';
+import {
+  CreateUserDto,
+  ListUsersQuery,
+  ResendInviteDto,
+  UpdateUserDto,
+  UserCreatedDto,
+  UserIdQuery,
+  UserListDto,
+  UsersErrorDto,
+  UsersOkDto,
+} from './users.dto.js';
+import { UsersService } from './users.service.js';
+
+@ApiTags('auth')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ type: UsersErrorDto, description: 'No valid token.' })
+@ApiForbiddenResponse({ type: UsersErrorDto, description: 'Missing feature, or outside the caller’s tenant scope, organizations or grant boundary.' })
+@Controller('auth/users')
+export class UsersController {
+  constructor(private readonly users: UsersService) {}
+
+  @Get()
+  @RequireFeatures('auth.users.list')
+  @ApiOperation({
+    summary: 'Lists users (deleted users excluded), ordered by email.',
+    description:
+      'Non-super-administrators see their own tenant only, and when restricted to organizations only the users of those ' +
+      'organizations. Super administrators see every tenant unless `tenantId` narrows it.',
+  })
+  @ApiOkResponse({ type: UserListDto })
+  @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Invalid query (e.g. pageSize above 100, malformed UUID).' })
+  list(@CurrentAuth() auth: AuthContext, @Query() query: ListUsersQuery) {
+    return this.users.list(auth, query);
+  }
+
+  @Post()
+  @RequireFeatures('auth.users.create')
+  @ApiOperation({
+    summary: 'Creates a user; without a password, emails an invitation with a 48-hour setup link.',
+    description:
+      'Tenant and organization default to the caller’s. The invitation is queued after the user is committed; ' +
+      'if queueing fails the user still exists and POST /auth/users/resend-invite sends it again.',
+  })
+  @ApiCreatedResponse({ type: UserCreatedDto })
+  @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Invalid payload, unknown tenant, organization not in the tenant, or a role not usable in the tenant.' })
+  @ApiConflictResponse({ type: UsersErrorDto, description: '`{error: "email already exists"}`' })
+  create(@CurrentAuth() auth: AuthContext, @Body() body: CreateUserDto) {
+    return this.users.create(auth, body);
+  }
+
+  @Put()
+  @RequireFeatures('auth.users.edit')
+  @ApiOperation({
+    summary: 'Edits a user; `roleIds` replaces its roles, a new password ends all its sessions.',
+    description:
+      'A caller who is not a super administrator cannot edit a super administrator, nor a user holding features it does not hold itself (403).',
+  })
+  @ApiOkResponse({ type: UsersOkDto })
+  @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Invalid payload, nothing to update, organization not in the tenant, or unknown role.' })
+  @ApiNotFoundResponse({ type: UsersErrorDto, description: 'No such user in the caller’s tenant.' })
+  @ApiConflictResponse({ type: UsersErrorDto, description: '`{error: "email already exists"}`' })
+  update(@CurrentAuth() auth: AuthContext, @Body() body: UpdateUserDto) {
+    return this.users.update(auth, body);
+  }
+
+  @Delete()
+  @RequireFeatures('auth.users.delete')
+  @ApiOperation({
+    summary: 'Soft-deletes a user: removes its roles and user ACL, ends its sessions, voids its pending setup/reset tokens.',
+    description: 'The email becomes free for a new user. A caller cannot delete itself (400).',
+  })
+  @ApiOkResponse({ type: UsersOkDto })
+  @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Missing or malformed id, or the caller’s own id.' })
+  @ApiNotFoundResponse({ type: UsersErrorDto, description: 'No such user in the caller’s tenant.' })
+  remove(@CurrentAuth() auth: AuthContext, @Query() query: UserIdQuery) {
+    return this.users.remove(auth, query.id);
+  }
+
+  @Post('resend-invite')
+  @HttpCode(200)
+  @RequireFeatures('auth.users.create')
+  @ApiOperation({
+    summary: 'Issues a new 48-hour setup token (earlier ones stop working) and emails it.',
+    description: 'Rate limit: 3 requests per 300 seconds per client IP (429 with Retry-After).',
+  })
+  @ApiHeader({ name: 'Origin', required: false, description: 'When present, must be one of PLATFORM_ALLOWED_ORIGINS.' })
+  @ApiOkResponse({ type: UsersOkDto })
+  @ApiBadRequestResponse({ type: UsersErrorDto, description: '`{error: "invalid request origin"}`, or a malformed id.' })
+  @ApiNotFoundResponse({ type: UsersErrorDto, description: '`{error: "user not found"}`' })
+  @ApiConflictResponse({ type: UsersErrorDto, description: '`{error: "user already has a password"}`' })
+  @ApiTooManyRequestsResponse({ type: UsersErrorDto })
+  resendInvite(
+    @CurrentAuth() auth: AuthContext,
+    @Body() body: ResendInviteDto,
+    @ClientIp() ip: string,
+    @Headers('origin') origin: string | undefined,
+  ) {
+    return this.users.resendInvite(auth, body.id, { ip, origin });
+  }
+}
