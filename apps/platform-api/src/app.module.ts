@@ -4,6 +4,9 @@ import type { PlatformConfig } from './config/platform-config.js';
 import { CoreModule } from './core/core.module.js';
 import { HttpCoreModule } from './core/http.module.js';
 import { AuthCoreModule } from './core/auth/auth-core.module.js';
+import { EventsCoreModule } from './core/events/events-core.module.js';
+import { NotificationsModule } from './modules/notifications/notifications.module.js';
+import { PlatformEventsModule } from './modules/platform-events/platform-events.module.js';
 import { AuthModule } from './modules/auth/auth.module.js';
 import { AccessControlModule } from './modules/access-control/access-control.module.js';
 import { BootstrapModule } from './modules/bootstrap/bootstrap.module.js';
@@ -23,6 +26,7 @@ export class AppModule {
         CoreModule.forRoot(config),
         HttpCoreModule,
         AuthCoreModule,
+        EventsCoreModule,
         HealthModule,
         BootstrapModule,
         AuthModule,
@@ -31,6 +35,8 @@ export class AppModule {
         SidebarModule,
         NavigationModule,
         DirectoryModule,
+        NotificationsModule,
+        PlatformEventsModule,
         ...extraModules,
       ],
     };

@@ -2,6 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { PlatformConfig } from './config/platform-config.js';
 import { CoreModule } from './core/core.module.js';
 import { AuthCoreModule } from './core/auth/auth-core.module.js';
+import { EventsCoreModule } from './core/events/events-core.module.js';
+import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { AuthModule } from './modules/auth/auth.module.js';
 import { MaintenanceModule } from './modules/maintenance/maintenance.module.js';
 
@@ -9,6 +11,6 @@ import { MaintenanceModule } from './modules/maintenance/maintenance.module.js';
 @Module({})
 export class WorkerModule {
   static forRoot(config: PlatformConfig): DynamicModule {
-    return { module: WorkerModule, imports: [CoreModule.forRoot(config), AuthCoreModule, MaintenanceModule, AuthModule] };
+    return { module: WorkerModule, imports: [CoreModule.forRoot(config), AuthCoreModule, EventsCoreModule, MaintenanceModule, AuthModule, NotificationsModule] };
   }
 }
