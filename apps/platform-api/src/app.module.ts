@@ -5,6 +5,7 @@ import { CoreModule } from './core/core.module.js';
 import { HttpCoreModule } from './core/http.module.js';
 import { AuthCoreModule } from './core/auth/auth-core.module.js';
 import { EventsCoreModule } from './core/events/events-core.module.js';
+import { AuditCoreModule } from './core/audit/audit-core.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { PlatformEventsModule } from './modules/platform-events/platform-events.module.js';
 import { AuthModule } from './modules/auth/auth.module.js';
@@ -27,6 +28,7 @@ export class AppModule {
         HttpCoreModule,
         AuthCoreModule,
         EventsCoreModule,
+        AuditCoreModule,
         HealthModule,
         BootstrapModule,
         AuthModule,

@@ -4,6 +4,9 @@ import { DomainError } from '@app/service-kit';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { assertMayManage } from '../../core/auth/grant-boundary.js';
+import type { CommandDefinition } from '../../core/audit/command.js';
+import { CommandBus } from '../../core/audit/command-bus.service.js';
+import { restoreRole, snapshotRole } from './role-snapshot.js';
 import { ROLES_PAGE_SIZE_DEFAULT, type RoleListDto } from './access-control.dto.js';
 import { AclsRepository } from './acls.repository.js';
 import { isUniqueViolation, type Queryable, RolesRepository, type RoleRow } from './roles.repository.js';
@@ -30,7 +33,66 @@ export class RolesService {
     private readonly roles: RolesRepository,
     private readonly acls: AclsRepository,
     private readonly cache: AccessCacheService,
-  ) {}
+    private readonly bus: CommandBus,
+  ) {
+    // Registered at start so an undo after a restart finds the inverse.
+    bus.register(this.createCommand, this.updateCommand, this.deleteCommand);
+  }
+
+  /** What every role command shares: its snapshot and inverse, and ACL cache invalidation after commit. */
+  private readonly roleCommandBase = {
+    resourceKind: 'auth.role',
+    snapshot: snapshotRole,
+    restore: restoreRole,
+    afterCommit: () => this.cache.invalidateAcls(),
+  };
+
+  private readonly createCommand: CommandDefinition<{ name: string; tenantId: string | null }, { id: string }> = {
+    ...this.roleCommandBase,
+    id: 'auth.roles.create',
+    label: 'Create role',
+    actionType: 'create',
+    event: 'auth.role.created',
+    execute: async (tx, auth, input) => {
+      if (input.tenantId && input.tenantId !== auth.tenantId && !(await this.roles.tenantExists(tx, input.tenantId))) {
+        throw DomainError.badRequest('tenant not found');
+      }
+      const id = await withUniqueName(() => this.roles.insert(tx, input.tenantId, input.name));
+      return { resourceId: id, result: { id } };
+    },
+  };
+
+  private readonly updateCommand: CommandDefinition<{ id: string; name?: string }, { ok: true }> = {
+    ...this.roleCommandBase,
+    id: 'auth.roles.update',
+    label: 'Edit role',
+    actionType: 'edit',
+    event: 'auth.role.updated',
+    targetId: (input) => input.id,
+    execute: async (tx, auth, input) => {
+      const role = await this.findManageable(tx, auth, input.id, 'no key update');
+      if (input.name !== undefined && input.name !== role.name) {
+        await withUniqueName(() => this.roles.rename(tx, role, input.name as string));
+      }
+      return { resourceId: role.id, result: { ok: true } };
+    },
+  };
+
+  private readonly deleteCommand: CommandDefinition<{ id: string }, { ok: true }> = {
+    ...this.roleCommandBase,
+    id: 'auth.roles.delete',
+    label: 'Delete role',
+    actionType: 'delete',
+    event: 'auth.role.deleted',
+    targetId: (input) => input.id,
+    execute: async (tx, auth, input) => {
+      // FOR UPDATE: a membership inserted concurrently waits for us, then fails its foreign key.
+      const role = await this.findManageable(tx, auth, input.id, 'update');
+      if ((await this.roles.countAssignedUsers(tx, role)) > 0) throw DomainError.badRequest('role has assigned users');
+      await this.roles.delete(tx, role);
+      return { resourceId: role.id, result: { ok: true } };
+    },
+  };
 
   async list(auth: AuthContext, query: RoleListQuery): Promise<RoleListDto> {
     const page = query.page ?? 1;
@@ -61,37 +123,15 @@ export class RolesService {
       }
       tenantId = auth.tenantId;
     }
-    const id = await this.dataSource.transaction(async (tx) => {
-      if (tenantId && tenantId !== auth.tenantId && !(await this.roles.tenantExists(tx, tenantId))) {
-        throw DomainError.badRequest('tenant not found');
-      }
-      return withUniqueName(() => this.roles.insert(tx, tenantId, input.name));
-    });
-    await this.cache.invalidateAcls();
-    return { id };
+    return this.bus.execute(auth, this.createCommand, { name: input.name, tenantId });
   }
 
-  async update(auth: AuthContext, input: { id: string; name?: string }): Promise<{ ok: true }> {
-    const changed = await this.dataSource.transaction(async (tx) => {
-      const role = await this.findManageable(tx, auth, input.id, 'no key update');
-      if (input.name === undefined || input.name === role.name) return false;
-      await withUniqueName(() => this.roles.rename(tx, role, input.name as string));
-      return true;
-    });
-    // Role names are part of every resolved ACL (and of the JWT's `roles` at the next login).
-    if (changed) await this.cache.invalidateAcls();
-    return { ok: true };
+  update(auth: AuthContext, input: { id: string; name?: string }): Promise<{ ok: true }> {
+    return this.bus.execute(auth, this.updateCommand, input);
   }
 
-  async remove(auth: AuthContext, id: string): Promise<{ ok: true }> {
-    await this.dataSource.transaction(async (tx) => {
-      // FOR UPDATE: a membership inserted concurrently waits for us, then fails its foreign key.
-      const role = await this.findManageable(tx, auth, id, 'update');
-      if ((await this.roles.countAssignedUsers(tx, role)) > 0) throw DomainError.badRequest('role has assigned users');
-      await this.roles.delete(tx, role);
-    });
-    await this.cache.invalidateAcls();
-    return { ok: true };
+  remove(auth: AuthContext, id: string): Promise<{ ok: true }> {
+    return this.bus.execute(auth, this.deleteCommand, { id });
   }
 
   /** The role, locked, if the caller may rename or delete it: 404 out of scope, 403 global or super-administrator role. */

@@ -1,0 +1,212 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { DomainError } from '@app/service-kit';
+import type { AuthContext } from '../auth/auth-context.js';
+import { EventBus } from '../events/event-bus.service.js';
+import type { CommandDefinition, Snapshot } from './command.js';
+import { diffSnapshots, sameSnapshot } from './snapshot-diff.js';
+import { withUndoToken } from './undo-token.js';
+
+interface ClaimedEntry {
+  id: string;
+  command_id: string;
+  resource_id: string;
+  snapshot_before: Snapshot | null;
+  snapshot_after: Snapshot | null;
+  action_label: string | null;
+}
+
+/**
+ * Runs mutations as commands: snapshot before, execute, snapshot after and the action log entry, all
+ * in one transaction; then undo and redo of the caller's latest entries. Commands register themselves
+ * (by id) the first time they run or when their module starts, so undo finds the inverse.
+ */
+@Injectable()
+export class CommandBus {
+  private readonly logger = new Logger(CommandBus.name);
+  private readonly registry = new Map<string, CommandDefinition<unknown, unknown>>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: EventBus,
+  ) {}
+
+  register(...commands: CommandDefinition<never, unknown>[]): void {
+    for (const command of commands) this.registry.set(command.id, command as CommandDefinition<unknown, unknown>);
+  }
+
+  async execute<TInput, TResult extends object>(
+    auth: AuthContext,
+    command: CommandDefinition<TInput, TResult>,
+    input: TInput,
+    context: Record<string, unknown> | null = null,
+  ): Promise<TResult> {
+    this.register(command as CommandDefinition<never, unknown>);
+    const { result, undoToken, resourceId } = await this.dataSource.transaction(async (tx) => {
+      const targetId = command.targetId?.(input) ?? null;
+      const before = targetId ? await command.snapshot(tx, targetId) : null;
+      const outcome = await command.execute(tx, auth, input);
+      const after = await command.snapshot(tx, outcome.resourceId);
+      const token = command.restore ? randomBytes(24).toString('base64url') : null;
+      await this.record(tx, auth, {
+        commandId: command.id,
+        label: command.label,
+        actionType: command.actionType,
+        resourceKind: command.resourceKind,
+        resourceId: outcome.resourceId,
+        parent: outcome.parent ?? null,
+        before,
+        after,
+        undoToken: token,
+        source: 'api',
+        context,
+      });
+      return { result: outcome.result, undoToken: token, resourceId: outcome.resourceId };
+    });
+    await this.afterCommit(auth, command, resourceId);
+    return withUndoToken(result, undoToken);
+  }
+
+  /** Undoes the caller's latest undoable entry, if `undoToken` is its token. */
+  async undo(auth: AuthContext, undoToken: string): Promise<{ ok: true; logId: string }> {
+    const { entry, command } = await this.dataSource.transaction(async (tx) => {
+      const [rows] = await tx.query(
+        `UPDATE action_logs SET execution_state = 'undoing', updated_at = now()
+          WHERE undo_token = $1 AND execution_state IN ('done', 'redone')
+            AND id = (SELECT id FROM action_logs
+                       WHERE tenant_id = $2 AND actor_user_id = $3 AND organization_id IS NOT DISTINCT FROM $4
+                         AND undo_token IS NOT NULL AND execution_state IN ('done', 'redone')
+                       ORDER BY created_at DESC, id DESC LIMIT 1)
+          RETURNING id, command_id, resource_id, snapshot_before, snapshot_after, action_label`,
+        [undoToken, auth.tenantId, auth.userId, auth.organizationId],
+      );
+      const claimed = (rows as ClaimedEntry[])[0];
+      if (!claimed) throw DomainError.badRequest('invalid or unavailable undo token');
+      const command = await this.apply(tx, claimed, claimed.snapshot_after, claimed.snapshot_before);
+      await tx.query(`UPDATE action_logs SET execution_state = 'undone', undo_token = NULL, updated_at = now() WHERE id = $1`, [claimed.id]);
+      await this.recordReplay(tx, auth, command, claimed, 'undo', claimed.snapshot_after, claimed.snapshot_before);
+      return { entry: claimed, command };
+    });
+    await this.afterCommit(auth, command, entry.resource_id);
+    return { ok: true, logId: entry.id };
+  }
+
+  /** Re-applies the caller's latest undone entry (`logId` must be it) and gives it a fresh undo token. */
+  async redo(auth: AuthContext, logId: string): Promise<{ ok: true; logId: string; undoToken: string }> {
+    const undoToken = randomBytes(24).toString('base64url');
+    const { entry, command } = await this.dataSource.transaction(async (tx) => {
+      const [rows] = await tx.query(
+        `UPDATE action_logs SET execution_state = 'redone', undo_token = $5, updated_at = now()
+          WHERE id = $1 AND execution_state = 'undone'
+            AND id = (SELECT id FROM action_logs
+                       WHERE tenant_id = $2 AND actor_user_id = $3 AND organization_id IS NOT DISTINCT FROM $4
+                         AND execution_state = 'undone'
+                       ORDER BY updated_at DESC, id DESC LIMIT 1)
+          RETURNING id, command_id, resource_id, snapshot_before, snapshot_after, action_label`,
+        [logId, auth.tenantId, auth.userId, auth.organizationId, undoToken],
+      );
+      const claimed = (rows as ClaimedEntry[])[0];
+      if (!claimed) throw DomainError.badRequest('log entry not eligible for redo');
+      const command = await this.apply(tx, claimed, claimed.snapshot_before, claimed.snapshot_after);
+      await this.recordReplay(tx, auth, command, claimed, 'redo', claimed.snapshot_before, claimed.snapshot_after);
+      return { entry: claimed, command };
+    });
+    await this.afterCommit(auth, command, entry.resource_id);
+    return { ok: true, logId: entry.id, undoToken };
+  }
+
+  /** Restores `target` after checking that the resource is still as `expected` (no later change lost). */
+  private async apply(tx: EntityManager, entry: ClaimedEntry, expected: Snapshot | null, target: Snapshot | null) {
+    const command = this.registry.get(entry.command_id);
+    if (!command?.restore) throw DomainError.badRequest('this action cannot be undone');
+    const current = await command.snapshot(tx, entry.resource_id);
+    if (!sameSnapshot(current, expected)) {
+      throw DomainError.badRequest('the resource changed since this action; it can no longer be undone or redone');
+    }
+    await command.restore(tx, entry.resource_id, target);
+    return command;
+  }
+
+  private async recordReplay(
+    tx: EntityManager,
+    auth: AuthContext,
+    command: CommandDefinition<unknown, unknown>,
+    entry: ClaimedEntry,
+    kind: 'undo' | 'redo',
+    before: Snapshot | null,
+    after: Snapshot | null,
+  ): Promise<void> {
+    await this.record(tx, auth, {
+      commandId: command.id,
+      label: `${kind === 'undo' ? 'Undo' : 'Redo'}: ${entry.action_label ?? command.label}`,
+      actionType: command.actionType,
+      resourceKind: command.resourceKind,
+      resourceId: entry.resource_id,
+      parent: null,
+      before,
+      after,
+      undoToken: null,
+      source: kind,
+      context: { [`${kind}OfLogId`]: entry.id },
+    });
+  }
+
+  private async record(
+    tx: EntityManager,
+    auth: AuthContext,
+    e: {
+      commandId: string;
+      label: string;
+      actionType: string;
+      resourceKind: string;
+      resourceId: string;
+      parent: { kind: string; id: string } | null;
+      before: Snapshot | null;
+      after: Snapshot | null;
+      undoToken: string | null;
+      source: string;
+      context: Record<string, unknown> | null;
+    },
+  ): Promise<void> {
+    const changes = diffSnapshots(e.before, e.after);
+    await tx.query(
+      `INSERT INTO action_logs (tenant_id, organization_id, actor_user_id, command_id, action_label, action_type,
+         resource_kind, resource_id, parent_resource_kind, parent_resource_id, undo_token,
+         snapshot_before, snapshot_after, changes, changed_fields, source, context)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+      [
+        auth.tenantId,
+        auth.organizationId,
+        auth.userId,
+        e.commandId,
+        e.label,
+        e.actionType,
+        e.resourceKind,
+        e.resourceId,
+        e.parent?.kind ?? null,
+        e.parent?.id ?? null,
+        e.undoToken,
+        e.before === null ? null : JSON.stringify(e.before),
+        e.after === null ? null : JSON.stringify(e.after),
+        JSON.stringify(changes),
+        Object.keys(changes),
+        e.source,
+        e.context === null ? null : JSON.stringify(e.context),
+      ],
+    );
+  }
+
+  private async afterCommit(auth: AuthContext, command: CommandDefinition<never, unknown> | CommandDefinition<unknown, unknown>, resourceId: string) {
+    try {
+      await command.afterCommit?.(auth);
+    } catch (err) {
+      this.logger.error({ err, command: command.id }, 'after-commit hook failed');
+    }
+    if (command.event) {
+      await this.events
+        .emit({ id: command.event, tenantId: auth.tenantId, organizationId: auth.organizationId, payload: { id: resourceId } })
+        .catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import type { Response } from 'express';
+import { map, type Observable } from 'rxjs';
+
+const UNDO_TOKEN = Symbol('undoToken');
+
+/** Attaches an undo token to a service result; the interceptor turns it into `X-Undo-Token`. */
+export function withUndoToken<T extends object>(result: T, undoToken: string | null): T {
+  if (undoToken) Object.defineProperty(result, UNDO_TOKEN, { value: undoToken, enumerable: false });
+  return result;
+}
+
+export function undoTokenOf(result: unknown): string | null {
+  return result && typeof result === 'object' ? ((result as Record<symbol, string>)[UNDO_TOKEN] ?? null) : null;
+}
+
+/** Global: every write response of an undoable command carries its `X-Undo-Token` header. */
+@Injectable()
+export class UndoTokenInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      map((result) => {
+        const token = undoTokenOf(result);
+        if (token) context.switchToHttp().getResponse<Response>().setHeader('X-Undo-Token', token);
+        return result;
+      }),
+    );
+  }
+}
