@@ -4,8 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { MailQueue, MaintenanceJob } from '@app/contracts';
-import { QueueService, WorkerRunner } from '@app/service-kit';
-import { heartbeatKey } from '../src/modules/maintenance/maintenance.jobs.js';
+import { heartbeatKey, QueueService, WorkerRunner } from '@app/service-kit';
 import { WorkerModule } from '../src/worker.module.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 
