@@ -60,6 +60,55 @@ const SCENARIOS = [
   },
   { app: 'mail', name: 'GET /healthz', method: 'GET', path: '/healthz' },
   { app: 'mail', name: 'GET /readyz', method: 'GET', path: '/readyz' },
+  // Issue 6: tracking writes a contact upsert and an event in one statement; pages of contacts are keyset reads.
+  {
+    app: 'mail',
+    name: 'POST /v1/track (new contact)',
+    method: 'POST',
+    path: '/v1/track',
+    body: '{"email":"u[<id>]@example.com","event":"signed-up","data":{"plan":"trial","source":{"value":"bench","persistent":false}}}',
+    headers: { 'content-type': 'application/json' },
+    setup: async (ctx) => ({ headers: await ctx.mailAuthHeaders() }),
+  },
+  {
+    app: 'mail',
+    name: 'POST /v1/track (existing contact)',
+    method: 'POST',
+    path: '/v1/track',
+    body: { email: 'bench-existing@example.com', event: 'page-viewed', data: { plan: 'pro', path: { value: '/pricing', persistent: false } } },
+    setup: async (ctx) => {
+      const headers = await ctx.mailAuthHeaders();
+      const res = await ctx.request('mail', 'POST', '/contacts', { headers, body: { email: 'bench-existing@example.com', data: { plan: 'pro' } } });
+      if (res.status !== 201 && res.status !== 200) throw new Error(`mail contact setup failed: ${res.status} ${res.text.slice(0, 200)}`);
+      return { headers };
+    },
+  },
+  {
+    app: 'mail',
+    name: 'GET /contacts?limit=20',
+    method: 'GET',
+    path: '/contacts?limit=20',
+    setup: async (ctx) => ({ headers: await ctx.mailAuthHeaders() }),
+  },
+  // Issue 5: the notification badge is polled by every open page; one index-only count per request.
+  {
+    app: 'platform',
+    name: 'GET /notifications/unread-count',
+    method: 'GET',
+    path: '/notifications/unread-count',
+    setup: async (ctx) => {
+      const headers = await ctx.platformAuthHeaders();
+      const me = await ctx.request('platform', 'POST', '/auth/feature-check', { headers, body: { features: ['notifications.create'] } });
+      for (let i = 0; i < 20; i += 1) {
+        const res = await ctx.request('platform', 'POST', '/notifications', {
+          headers,
+          body: { type: 'bench.unread', severity: 'info', title: `Bench ${i}`, recipientUserId: me.json?.userId },
+        });
+        if (res.status !== 201) throw new Error(`notification setup failed: ${res.status} ${res.text.slice(0, 200)}`);
+      }
+      return { headers };
+    },
+  },
 ];
 
 const FILTER = process.env.BENCH_FILTER ?? '';

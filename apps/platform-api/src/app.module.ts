@@ -15,6 +15,7 @@ import { DirectoryModule } from './modules/directory/directory.module.js';
 import { NavigationModule } from './modules/navigation/navigation.module.js';
 import { SidebarModule } from './modules/sidebar/sidebar.module.js';
 import { UsersModule } from './modules/users/users.module.js';
+import { AuditLogsModule } from './modules/audit-logs/audit-logs.module.js';
 
 /** The HTTP API. */
 @Module({})
@@ -39,6 +40,7 @@ export class AppModule {
         DirectoryModule,
         NotificationsModule,
         PlatformEventsModule,
+        AuditLogsModule,
         ...extraModules,
       ],
     };

@@ -132,6 +132,8 @@ describe('GET /auth/admin/nav and GET /auth/features', () => {
     expect(res.body.modules).toEqual([
       { id: 'auth', title: 'Authentication and accounts' },
       { id: 'directory', title: 'Directory' },
+      { id: 'audit_logs', title: 'Audit logs' },
+      { id: 'notifications', title: 'Notifications' },
     ]);
     expect(res.body.items).toContainEqual({ id: 'auth.users.list', title: 'List users', module: 'auth' });
     expect(res.body.items).toContainEqual({ id: 'auth.sidebar.manage', title: 'Customise the sidebar', module: 'auth' });

@@ -1,12 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
+import { AccessLogService } from './access-log.service.js';
 import { CommandBus } from './command-bus.service.js';
 import { UndoTokenInterceptor } from './undo-token.js';
 
-/** The command bus every module's mutations run through, and the `X-Undo-Token` header. */
+/** The command bus every module's mutations run through, the `X-Undo-Token` header, and the access log writer. */
 @Global()
 @Module({
-  providers: [CommandBus, { provide: APP_INTERCEPTOR, useClass: UndoTokenInterceptor }],
-  exports: [CommandBus],
+  providers: [CommandBus, AccessLogService, { provide: APP_INTERCEPTOR, useClass: UndoTokenInterceptor }],
+  exports: [CommandBus, AccessLogService],
 })
 export class AuditCoreModule {}

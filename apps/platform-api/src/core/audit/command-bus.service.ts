@@ -45,6 +45,7 @@ export class CommandBus {
     this.register(command as CommandDefinition<never, unknown>);
     const { result, undoToken, resourceId } = await this.dataSource.transaction(async (tx) => {
       const targetId = command.targetId?.(input) ?? null;
+      if (targetId && command.lock) await command.lock(tx, targetId);
       const before = targetId ? await command.snapshot(tx, targetId) : null;
       const outcome = await command.execute(tx, auth, input);
       const after = await command.snapshot(tx, outcome.resourceId);
@@ -199,7 +200,7 @@ export class CommandBus {
 
   private async afterCommit(auth: AuthContext, command: CommandDefinition<never, unknown> | CommandDefinition<unknown, unknown>, resourceId: string) {
     try {
-      await command.afterCommit?.(auth);
+      await command.afterCommit?.(auth, resourceId);
     } catch (err) {
       this.logger.error({ err, command: command.id }, 'after-commit hook failed');
     }

@@ -26,12 +26,17 @@ export interface CommandDefinition<TInput, TResult> {
   resourceKind: string;
   /** The resource an edit or delete targets (read before execution); omit for creates. */
   targetId?(input: TInput): string | null;
+  /**
+   * Locks the target before the "before" snapshot, so a concurrent writer cannot commit between
+   * that snapshot and this command's write (an undo would then restore a stale state).
+   */
+  lock?(tx: EntityManager, resourceId: string): Promise<void>;
   snapshot(tx: EntityManager, resourceId: string): Promise<Snapshot | null>;
   execute(tx: EntityManager, auth: AuthContext, input: TInput): Promise<CommandOutcome<TResult>>;
   /** Makes the resource equal to `snapshot` (null: remove it). Runs inside the undo/redo transaction. */
   restore?(tx: EntityManager, resourceId: string, snapshot: Snapshot | null): Promise<void>;
   /** After any commit of this command, its undo or its redo (cache invalidation and the like). */
-  afterCommit?(auth: AuthContext): Promise<void>;
+  afterCommit?(auth: AuthContext, resourceId: string): Promise<void>;
   /** Event emitted after commit, payload `{id: resourceId}`. */
   event?: string;
 }

@@ -7,5 +7,7 @@ import { User } from '../../modules/auth/user.entity.js';
 import { Session } from '../../modules/auth/session.entity.js';
 import { AuthToken } from '../../modules/auth/auth-token.entity.js';
 import { UserAcl } from '../../modules/auth/user-acl.entity.js';
+import { Notification } from '../../modules/notifications/notification.entity.js';
+import { NotificationSettingsRow } from '../../modules/notifications/notification-settings.entity.js';
 
-export const PLATFORM_ENTITIES = [Tenant, Organization, User, Role, UserRole, RoleAcl, UserAcl, Session, AuthToken];
+export const PLATFORM_ENTITIES = [Tenant, Organization, User, Role, UserRole, RoleAcl, UserAcl, Session, AuthToken, Notification, NotificationSettingsRow];

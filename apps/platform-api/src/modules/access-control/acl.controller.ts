@@ -59,7 +59,9 @@ export class AclController {
       'Replaces features, isSuperAdmin (omitted: false) and organizations (omitted or null: no restriction) of the role ' +
       'in `tenantId` (default the caller’s tenant). Organizations must belong to that tenant (400). ' + GRANT_BOUNDARY +
       'A request beyond the boundary is refused as a whole with 403, so `sanitized` is always false here. ' +
-      'Takes effect on the next request of every holder of the role.',
+      'Takes effect on the next request of every holder of the role. Recorded in the action log (command ' +
+      '`auth.roles.acl.update`, resource `auth.role`); the response carries `X-Undo-Token`, whose undo restores the ' +
+      'role’s previous ACLs exactly.',
   })
   @ApiOkResponse({ type: AclWriteResultDto })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload or organizations outside the tenant.' })
@@ -95,7 +97,9 @@ export class AclController {
       'deletes the ACL). Given values beyond the grant boundary are dropped (features), coerced to false ' +
       '(isSuperAdmin) or narrowed (organizations) and the answer says `sanitized: true`; a target user who is a super ' +
       'administrator is 403 for anyone but a super administrator. An ACL left with no features and no super ' +
-      'administrator flag is removed, and the user’s role ACLs apply again. Takes effect on the user’s next request.',
+      'administrator flag is removed, and the user’s role ACLs apply again. Takes effect on the user’s next request. ' +
+      'Recorded in the action log (command `auth.users.acl.update`, resource `auth.user_acl`); the response carries ' +
+      '`X-Undo-Token`, whose undo restores the previous custom ACL (or its absence).',
   })
   @ApiOkResponse({ type: AclWriteResultDto })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload or organizations outside the user’s tenant.' })

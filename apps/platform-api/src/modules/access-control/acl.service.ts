@@ -1,13 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
+import { AccessLogService } from '../../core/audit/access-log.service.js';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { assertMayManage, checkGrant } from '../../core/auth/grant-boundary.js';
+import type { CommandDefinition } from '../../core/audit/command.js';
+import { CommandBus } from '../../core/audit/command-bus.service.js';
+import { restoreRoleAcls, restoreUserAcl, snapshotRoleForAcl, snapshotUserAcl } from './acl-snapshot.js';
 import { AclsRepository, type StoredAcl } from './acls.repository.js';
 import { type Queryable, RolesRepository } from './roles.repository.js';
 
 const NO_ACL: StoredAcl = { isSuperAdmin: false, features: [], organizations: null };
+const ACL_FIELDS = ['isSuperAdmin', 'features', 'organizations'];
 
 export interface RoleAclInput {
   roleId: string;
@@ -36,57 +41,49 @@ export class AclService {
     private readonly roles: RolesRepository,
     private readonly acls: AclsRepository,
     private readonly cache: AccessCacheService,
-  ) {}
-
-  async getRoleAcl(auth: AuthContext, roleId: string, tenantId?: string): Promise<StoredAcl> {
-    const db = this.dataSource;
-    const scope = await this.aclTenant(db, auth, tenantId);
-    const role = await this.roles.findInScope(db, roleId, scope);
-    if (!role) throw DomainError.notFound('role not found');
-    const acl = await this.acls.roleAcl(db, scope, role.id);
-    assertMayManage(auth, acl);
-    return acl ?? NO_ACL;
+    private readonly accessLog: AccessLogService,
+    private readonly bus: CommandBus,
+  ) {
+    // Registered at start so an undo after a restart finds the inverse.
+    bus.register(this.roleAclCommand, this.userAclCommand);
   }
 
-  /** Replaces the role's ACL in the tenant; asking for more than the caller may grant is a 403. */
-  async putRoleAcl(auth: AuthContext, input: RoleAclInput): Promise<{ ok: true; sanitized: false }> {
-    const requested: StoredAcl = {
-      isSuperAdmin: input.isSuperAdmin ?? false,
-      features: unique(input.features),
-      organizations: input.organizations ? unique(input.organizations) : null,
-    };
-    await this.dataSource.transaction(async (tx) => {
+  /** PUT /auth/roles/acl: recorded as the whole role (its ACL in every tenant); undo restores the ACLs. */
+  private readonly roleAclCommand: CommandDefinition<{ roleId: string; tenantId?: string; requested: StoredAcl }, { ok: true; sanitized: false }> = {
+    id: 'auth.roles.acl.update',
+    label: 'Edit role ACL',
+    actionType: 'edit',
+    resourceKind: 'auth.role',
+    targetId: (input) => input.roleId,
+    snapshot: snapshotRoleForAcl,
+    restore: restoreRoleAcls,
+    afterCommit: () => this.cache.invalidateAcls(),
+    execute: async (tx, auth, input) => {
       const scope = await this.aclTenant(tx, auth, input.tenantId);
       // Locks the role: concurrent writers of its ACL run one after the other.
       const role = await this.roles.findInScope(tx, input.roleId, scope, 'no key update');
       if (!role) throw DomainError.notFound('role not found');
       assertMayManage(auth, await this.acls.roleAcl(tx, scope, role.id));
-      if (checkGrant(auth, requested).exceeded) {
+      if (checkGrant(auth, input.requested).exceeded) {
         throw DomainError.forbidden('cannot grant super administrator access, features or organizations beyond your own');
       }
-      await this.assertOrganizationsOfTenant(tx, scope, requested.organizations);
-      await this.acls.upsertRoleAcl(tx, scope, role.id, requested);
-    });
-    await this.cache.invalidateAcls();
-    return { ok: true, sanitized: false };
-  }
+      await this.assertOrganizationsOfTenant(tx, scope, input.requested.organizations);
+      await this.acls.upsertRoleAcl(tx, scope, role.id, input.requested);
+      return { resourceId: role.id, result: { ok: true, sanitized: false } };
+    },
+  };
 
-  async getUserAcl(auth: AuthContext, userId: string): Promise<StoredAcl & { hasCustomAcl: boolean }> {
-    const db = this.dataSource;
-    const user = await this.findUser(db, auth, userId);
-    const custom = await this.acls.userAcl(db, user.tenantId, user.id);
-    await this.assertTargetManageable(db, auth, user, custom);
-    return custom ? { ...custom, hasCustomAcl: true } : { ...NO_ACL, hasCustomAcl: false };
-  }
-
-  /**
-   * Updates the user's custom ACL. Omitted fields keep their stored values; given ones the caller may
-   * not grant are dropped (features), coerced (isSuperAdmin) or narrowed (organizations), and the
-   * answer says `sanitized`. An ACL left with no features and no super administrator flag is removed,
-   * so the user's role ACLs apply again.
-   */
-  async putUserAcl(auth: AuthContext, input: UserAclInput): Promise<{ ok: true; sanitized: boolean }> {
-    const sanitized = await this.dataSource.transaction(async (tx) => {
+  /** PUT /auth/users/acl: the user's custom ACL row (null: none), a child of the user. */
+  private readonly userAclCommand: CommandDefinition<UserAclInput, { ok: true; sanitized: boolean }> = {
+    id: 'auth.users.acl.update',
+    label: 'Edit user ACL',
+    actionType: 'edit',
+    resourceKind: 'auth.user_acl',
+    targetId: (input) => input.userId,
+    snapshot: snapshotUserAcl,
+    restore: restoreUserAcl,
+    afterCommit: () => this.cache.invalidateAcls(),
+    execute: async (tx, auth, input) => {
       const user = await this.findUser(tx, auth, input.userId, true);
       const stored = await this.acls.userAcl(tx, user.tenantId, user.id);
       await this.assertTargetManageable(tx, auth, user, stored);
@@ -108,10 +105,51 @@ export class AclService {
       } else {
         await this.acls.upsertUserAcl(tx, user.tenantId, user.id, next);
       }
-      return grant.exceeded;
-    });
-    await this.cache.invalidateAcls();
-    return { ok: true, sanitized };
+      return { resourceId: user.id, parent: { kind: 'auth.user', id: user.id }, result: { ok: true, sanitized: grant.exceeded } };
+    },
+  };
+
+  async getRoleAcl(auth: AuthContext, roleId: string, tenantId?: string): Promise<StoredAcl> {
+    const db = this.dataSource;
+    const scope = await this.aclTenant(db, auth, tenantId);
+    const role = await this.roles.findInScope(db, roleId, scope);
+    if (!role) throw DomainError.notFound('role not found');
+    const acl = await this.acls.roleAcl(db, scope, role.id);
+    assertMayManage(auth, acl);
+    this.accessLog.record(auth, { resourceKind: 'auth.role_acl', resourceId: role.id, accessType: 'read', fields: ACL_FIELDS, context: { tenantId: scope } });
+    return acl ?? NO_ACL;
+  }
+
+  /**
+   * Replaces the role's ACL in the tenant; asking for more than the caller may grant is a 403. Runs as
+   * the undoable command `auth.roles.acl.update` (the ACL cache is invalidated after its commit).
+   */
+  putRoleAcl(auth: AuthContext, input: RoleAclInput): Promise<{ ok: true; sanitized: false }> {
+    const requested: StoredAcl = {
+      isSuperAdmin: input.isSuperAdmin ?? false,
+      features: unique(input.features),
+      organizations: input.organizations ? unique(input.organizations) : null,
+    };
+    return this.bus.execute(auth, this.roleAclCommand, { roleId: input.roleId, tenantId: input.tenantId, requested });
+  }
+
+  async getUserAcl(auth: AuthContext, userId: string): Promise<StoredAcl & { hasCustomAcl: boolean }> {
+    const db = this.dataSource;
+    const user = await this.findUser(db, auth, userId);
+    const custom = await this.acls.userAcl(db, user.tenantId, user.id);
+    await this.assertTargetManageable(db, auth, user, custom);
+    this.accessLog.record(auth, { resourceKind: 'auth.user_acl', resourceId: user.id, accessType: 'read', fields: [...ACL_FIELDS, 'hasCustomAcl'], context: { tenantId: user.tenantId } });
+    return custom ? { ...custom, hasCustomAcl: true } : { ...NO_ACL, hasCustomAcl: false };
+  }
+
+  /**
+   * Updates the user's custom ACL. Omitted fields keep their stored values; given ones the caller may
+   * not grant are dropped (features), coerced (isSuperAdmin) or narrowed (organizations), and the
+   * answer says `sanitized`. An ACL left with no features and no super administrator flag is removed,
+   * so the user's role ACLs apply again. Runs as the undoable command `auth.users.acl.update`.
+   */
+  putUserAcl(auth: AuthContext, input: UserAclInput): Promise<{ ok: true; sanitized: boolean }> {
+    return this.bus.execute(auth, this.userAclCommand, input);
   }
 
   /**

@@ -6,24 +6,26 @@ import type { Snapshot } from '../../core/audit/command.js';
  * undo of a delete brings back exactly what was there and an undo of a create notices later members.
  */
 export async function snapshotRole(tx: EntityManager, roleId: string): Promise<Snapshot | null> {
-  const [role] = await tx.query('SELECT id, tenant_id, name, created_at FROM roles WHERE id = $1', [roleId]);
+  // One statement (it runs twice in every role command): the row with its ACLs and memberships.
+  const [role] = await tx.query(
+    `SELECT r.id, r.tenant_id, r.name, r.created_at,
+            COALESCE((SELECT json_agg(json_build_object('tenantId', a.tenant_id, 'isSuperAdmin', a.is_super_admin,
+                                                        'features', a.features, 'organizations', a.organizations)
+                                      ORDER BY a.tenant_id)
+                        FROM role_acls a WHERE a.role_id = r.id), '[]') AS acls,
+            COALESCE((SELECT json_agg(json_build_object('userId', m.user_id, 'tenantId', m.tenant_id) ORDER BY m.user_id)
+                        FROM user_roles m WHERE m.role_id = r.id), '[]') AS members
+       FROM roles r WHERE r.id = $1`,
+    [roleId],
+  );
   if (!role) return null;
-  const acls = await tx.query(
-    `SELECT tenant_id AS "tenantId", is_super_admin AS "isSuperAdmin", features, organizations
-       FROM role_acls WHERE role_id = $1 ORDER BY tenant_id`,
-    [roleId],
-  );
-  const members = await tx.query(
-    `SELECT user_id AS "userId", tenant_id AS "tenantId" FROM user_roles WHERE role_id = $1 ORDER BY user_id`,
-    [roleId],
-  );
   return {
     id: role.id,
     tenantId: role.tenant_id,
     name: role.name,
     createdAt: new Date(role.created_at).toISOString(),
-    acls,
-    members,
+    acls: role.acls,
+    members: role.members,
   };
 }
 

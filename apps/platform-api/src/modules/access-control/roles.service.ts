@@ -1,17 +1,19 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { assertMayManage } from '../../core/auth/grant-boundary.js';
 import type { CommandDefinition } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
+import { AccessLogService } from '../../core/audit/access-log.service.js';
 import { restoreRole, snapshotRole } from './role-snapshot.js';
 import { ROLES_PAGE_SIZE_DEFAULT, type RoleListDto } from './access-control.dto.js';
 import { AclsRepository } from './acls.repository.js';
 import { isUniqueViolation, type Queryable, RolesRepository, type RoleRow } from './roles.repository.js';
 
 const ROLE_NAME_UNIQUE_INDEX = 'roles_tenant_name_uq';
+const ROLE_FIELDS = ['id', 'name', 'usersCount', 'tenantId', 'tenantName'];
 
 export interface RoleListQuery {
   id?: string;
@@ -34,6 +36,7 @@ export class RolesService {
     private readonly acls: AclsRepository,
     private readonly cache: AccessCacheService,
     private readonly bus: CommandBus,
+    private readonly accessLog: AccessLogService,
   ) {
     // Registered at start so an undo after a restart finds the inverse.
     bus.register(this.createCommand, this.updateCommand, this.deleteCommand);
@@ -42,6 +45,9 @@ export class RolesService {
   /** What every role command shares: its snapshot and inverse, and ACL cache invalidation after commit. */
   private readonly roleCommandBase = {
     resourceKind: 'auth.role',
+    lock: async (tx: EntityManager, roleId: string) => {
+      await tx.query('SELECT 1 FROM roles WHERE id = $1 FOR NO KEY UPDATE', [roleId]);
+    },
     snapshot: snapshotRole,
     restore: restoreRole,
     afterCommit: () => this.cache.invalidateAcls(),
@@ -109,6 +115,13 @@ export class RolesService {
       search: search || undefined,
       limit: pageSize,
       offset: (page - 1) * pageSize,
+    });
+    this.accessLog.record(auth, {
+      resourceKind: 'auth.role',
+      resourceId: query.id,
+      accessType: 'read:list',
+      fields: ROLE_FIELDS,
+      context: { page, pageSize, returned: items.length, search: search || undefined, tenantId: tenantId ?? 'all' },
     });
     return { ...result, items, total, totalPages: Math.max(1, Math.ceil(total / pageSize)) };
   }

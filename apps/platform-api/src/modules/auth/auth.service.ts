@@ -8,6 +8,8 @@ import { AclResolverService } from '../../core/auth/acl-resolver.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenClaims } from '../../core/auth/jwt-claims.js';
 import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
+import { EventBus } from '../../core/events/event-bus.service.js';
+import { PlatformEventId } from '../../core/events/event-ids.js';
 import { hashPassword, hashToken, newOpaqueToken, verifyPassword } from './credentials.js';
 
 const SESSION_TTL_SECONDS = { remember: 30 * 24 * 60 * 60, default: 8 * 60 * 60 };
@@ -41,6 +43,7 @@ export class AuthService {
     private readonly resolver: AclResolverService,
     private readonly rateLimiter: RateLimiterService,
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly eventBus: EventBus,
   ) {}
 
   async login(
@@ -66,10 +69,26 @@ export class AuthService {
       }
     }
     if (candidates.length === 0) await verifyPassword(null, input.password);
-    if (!user) throw DomainError.unauthorized('invalid credentials');
+    if (!user) {
+      await this.eventBus.emit({
+        id: PlatformEventId.LoginFailed,
+        tenantId: input.tenantId ?? (candidates.length === 1 ? candidates[0].tenant_id : null),
+        organizationId: candidates.length === 1 ? candidates[0].organization_id : null,
+        payload: { email, ip: client.ip, reason: 'invalid_credentials' },
+      });
+      throw DomainError.unauthorized('invalid credentials');
+    }
 
     const acl = await this.resolver.resolve(user.id, user.tenant_id);
-    if (acl.roleIds.length === 0 && !acl.hasCustomAcl) throw DomainError.forbidden('user lacks required role');
+    if (acl.roleIds.length === 0 && !acl.hasCustomAcl) {
+      await this.eventBus.emit({
+        id: PlatformEventId.LoginFailed,
+        tenantId: user.tenant_id,
+        organizationId: user.organization_id,
+        payload: { email, userId: user.id, ip: client.ip, reason: 'no_role' },
+      });
+      throw DomainError.forbidden('user lacks required role');
+    }
 
     const ttl = input.remember ? SESSION_TTL_SECONDS.remember : SESSION_TTL_SECONDS.default;
     const sessionToken = newOpaqueToken();
@@ -85,6 +104,12 @@ export class AuthService {
       tenantId: user.tenant_id,
       orgId: user.organization_id,
       roles: acl.roleNames,
+    });
+    await this.eventBus.emit({
+      id: PlatformEventId.LoginSuccess,
+      tenantId: user.tenant_id,
+      organizationId: user.organization_id,
+      payload: { userId: user.id, sessionId: session.id, ip: client.ip, remember: input.remember },
     });
     return { token, sessionToken, sessionExpiresAt: session.expires_at, refreshToken };
   }
@@ -109,6 +134,12 @@ export class AuthService {
   async logout(auth: AuthContext): Promise<void> {
     await this.dataSource.query('DELETE FROM sessions WHERE id = $1 AND tenant_id = $2', [auth.sessionId, auth.tenantId]);
     await this.cache.invalidateSessions([auth.sessionId]);
+    await this.eventBus.emit({
+      id: PlatformEventId.Logout,
+      tenantId: auth.tenantId,
+      organizationId: auth.organizationId,
+      payload: { userId: auth.userId, sessionId: auth.sessionId },
+    });
   }
 
   /** Ends every session of a user (password reset, password change elsewhere, deletion). */

@@ -4,6 +4,8 @@ import { AccountEmailJob, PlatformQueue, type PasswordResetRequestedPayload } fr
 import { DomainError, QueueService } from '@app/service-kit';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
 import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
+import { EventBus } from '../../core/events/event-bus.service.js';
+import { PlatformEventId } from '../../core/events/event-ids.js';
 import { AccountEmailService } from '../account-email/account-email.service.js';
 import { AuthService } from './auth.service.js';
 import { AuthTokensService } from './auth-tokens.service.js';
@@ -29,6 +31,7 @@ export class PasswordResetService {
     private readonly auth: AuthService,
     private readonly rateLimiter: RateLimiterService,
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly eventBus: EventBus,
   ) {}
 
   /** decisions.md: a request with an `Origin` outside the allowed origins is refused; none is fine. */
@@ -70,6 +73,13 @@ export class PasswordResetService {
         },
         issued.id,
       );
+      // Emitted by the worker for real accounts only: the request itself reveals nothing.
+      await this.eventBus.emit({
+        id: PlatformEventId.PasswordResetRequested,
+        tenantId: user.tenant_id,
+        organizationId: null,
+        payload: { userId: user.id, ip: payload.ip, requestedAt: payload.requestedAt },
+      });
     }
     return { sent: users.length > 0 };
   }
@@ -112,6 +122,12 @@ export class PasswordResetService {
     });
     if (!redeemed) throw DomainError.badRequest('invalid or expired token');
     await this.auth.revokeAllSessions(redeemed.tenantId, redeemed.userId);
+    await this.eventBus.emit({
+      id: PlatformEventId.PasswordResetCompleted,
+      tenantId: redeemed.tenantId,
+      organizationId: null,
+      payload: { userId: redeemed.userId, purpose: redeemed.purpose },
+    });
     this.logger.log({ userId: redeemed.userId, purpose: redeemed.purpose }, 'password set through token');
   }
 }

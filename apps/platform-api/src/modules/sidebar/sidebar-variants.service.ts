@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
+import type { CommandDefinition } from '../../core/audit/command.js';
+import { CommandBus } from '../../core/audit/command-bus.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { callerLocale } from './sidebar-locale.js';
+import { restoreVariantSet, snapshotVariantSet, variantSetResourceId } from './sidebar-snapshot.js';
 import { normalizeSidebarSettings, type SidebarSettings } from './sidebar-settings.js';
 import type { CreateSidebarVariantDto } from './sidebar.dto.js';
 import { SidebarRepository, type SidebarVariantRow } from './sidebar.repository.js';
@@ -45,13 +48,54 @@ function isUniqueViolation(error: unknown): boolean {
   return e?.code === UNIQUE_VIOLATION || e?.driverError?.code === UNIQUE_VIOLATION;
 }
 
+interface CreateVariantInput {
+  resourceId: string;
+  locale: string;
+  explicitName: string | null;
+  settings: SidebarSettings;
+  isActive: boolean;
+}
+
 /** Named sidebar variants per user + tenant + locale; at most one active. */
 @Injectable()
 export class SidebarVariantsService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly repo: SidebarRepository,
-  ) {}
+    private readonly bus: CommandBus,
+  ) {
+    // Registered at start so an undo after a restart finds the inverse.
+    bus.register(this.createCommand);
+  }
+
+  /**
+   * POST /auth/sidebar/variants. The resource is the caller's variant set (tenant, user, locale), so the
+   * undo deletes the new variant and re-activates the one an active create deactivated.
+   */
+  private readonly createCommand: CommandDefinition<CreateVariantInput, { locale: string; variant: SidebarVariant }> = {
+    id: 'auth.sidebar.variants.create',
+    label: 'Create sidebar variant',
+    actionType: 'create',
+    resourceKind: 'auth.sidebar_variants',
+    targetId: (input) => input.resourceId,
+    snapshot: snapshotVariantSet,
+    restore: restoreVariantSet,
+    execute: async (tx, auth, input) => {
+      const { locale, explicitName, isActive, settings } = input;
+      await this.repo.lockVariants(tx, auth.tenantId, auth.userId, locale);
+      const name = explicitName ?? (await this.autoName(tx, auth, locale));
+      if (explicitName && (await this.repo.variantNameExists(tx, auth.tenantId, auth.userId, locale, explicitName))) {
+        throw this.duplicateName();
+      }
+      if (isActive) await this.repo.deactivateVariants(tx, auth.tenantId, auth.userId, locale);
+      const row = await this.repo.insertVariant(tx, { tenantId: auth.tenantId, userId: auth.userId, locale, name, isActive, settings });
+      return {
+        resourceId: input.resourceId,
+        parent: { kind: 'auth.user', id: auth.userId },
+        result: { locale, variant: serialize(row) },
+      };
+    },
+  };
 
   async list(auth: AuthContext): Promise<{ locale: string; variants: SidebarVariant[] }> {
     const db = this.dataSource.manager;
@@ -64,24 +108,17 @@ export class SidebarVariantsService {
    * Creates a variant. Writes of one user are serialised by an advisory lock, so two concurrent
    * posts can neither pick the same automatic name nor both stay active; a unique violation (a
    * writer that bypassed the lock) is retried for automatic names and is a 409 for explicit ones.
+   * Runs as the undoable command `auth.sidebar.variants.create`.
    */
   async create(auth: AuthContext, input: CreateSidebarVariantDto): Promise<{ locale: string; variant: SidebarVariant }> {
     const explicitName = input.name?.trim() || null;
     const settings = normalizeSidebarSettings(input.settings ?? {});
     const isActive = input.isActive === true;
+    const locale = await callerLocale(this.repo, this.dataSource.manager, auth);
+    const resourceId = variantSetResourceId({ tenantId: auth.tenantId, userId: auth.userId, locale });
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await this.dataSource.transaction(async (tx) => {
-          const locale = await callerLocale(this.repo, tx, auth);
-          await this.repo.lockVariants(tx, auth.tenantId, auth.userId, locale);
-          const name = explicitName ?? (await this.autoName(tx, auth, locale));
-          if (explicitName && (await this.repo.variantNameExists(tx, auth.tenantId, auth.userId, locale, explicitName))) {
-            throw this.duplicateName();
-          }
-          if (isActive) await this.repo.deactivateVariants(tx, auth.tenantId, auth.userId, locale);
-          const row = await this.repo.insertVariant(tx, { tenantId: auth.tenantId, userId: auth.userId, locale, name, isActive, settings });
-          return { locale, variant: serialize(row) };
-        });
+        return await this.bus.execute(auth, this.createCommand, { resourceId, locale, explicitName, settings, isActive });
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
         if (explicitName || attempt >= MAX_ATTEMPTS) throw this.duplicateName();

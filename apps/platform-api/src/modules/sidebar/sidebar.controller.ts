@@ -35,7 +35,9 @@ export class SidebarController {
     description:
       'User scope: saves the caller’s preferences, also for every role in applyToRoles, and removes the preferences ' +
       'of clearRoleIds (a role in both is applied, not cleared). Role scope: saves the role’s preferences; non-empty ' +
-      'applyToRoles or clearRoleIds are 400. A role outside the tenant (and not global) is 404. One transaction.',
+      'applyToRoles or clearRoleIds are 400. A role outside the tenant (and not global) is 404. One transaction. ' +
+      'Command `auth.sidebar.preferences.update`, with `X-Undo-Token`: one undo restores every row the save touched ' +
+      '(the caller’s, and the applied and cleared roles’).',
   })
   update(@CurrentAuth() auth: AuthContext, @Body() body: UpdateSidebarPreferencesDto) {
     return this.preferences.update(auth, body);
@@ -43,7 +45,10 @@ export class SidebarController {
 
   @Delete('preferences')
   @RequireFeatures(SIDEBAR_MANAGE_FEATURE)
-  @ApiOperation({ summary: 'Removes a role’s preferences for the caller’s tenant and locale. Idempotent.' })
+  @ApiOperation({
+    summary: 'Removes a role’s preferences for the caller’s tenant and locale. Idempotent.',
+    description: 'Command `auth.sidebar.preferences.delete`, with `X-Undo-Token`: undo puts the row back as it was.',
+  })
   remove(@CurrentAuth() auth: AuthContext, @Query() query: RolePreferenceQueryDto) {
     return this.preferences.removeRolePreference(auth, query.roleId);
   }
@@ -62,7 +67,8 @@ export class SidebarController {
     description:
       'A blank or omitted name gets the lowest free of "My preferences", "My preferences 2", ...; an explicit name ' +
       'already used by the caller (tenant + locale) is 409 with code duplicate_name. isActive: true deactivates the ' +
-      'caller’s other variants in the same transaction.',
+      'caller’s other variants in the same transaction. Command `auth.sidebar.variants.create`, with `X-Undo-Token`: ' +
+      'undo deletes the variant and re-activates the one it deactivated.',
   })
   createVariant(@CurrentAuth() auth: AuthContext, @Body() body: CreateSidebarVariantDto) {
     return this.variants.create(auth, body);

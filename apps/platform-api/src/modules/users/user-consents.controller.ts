@@ -44,7 +44,8 @@ export class UserConsentsController {
     summary: 'Records a consent given or withdrawn (an addition: the spec lists no endpoint that writes consents).',
     description:
       'Append-only: a withdrawal is a new record with `isGranted: false`. `ipAddress` is the client’s IP; `grantedAt` ' +
-      '(given) or `withdrawnAt` (withdrawn) is the time of the request.',
+      '(given) or `withdrawnAt` (withdrawn) is the time of the request. Recorded in the action log (command ' +
+      '`auth.users.consents.create`) but not undoable: the consent log is append-only.',
   })
   @ApiCreatedResponse({ type: ConsentRecordDto })
   record(@CurrentAuth() auth: AuthContext, @Body() body: CreateConsentDto, @ClientIp() ip: string) {

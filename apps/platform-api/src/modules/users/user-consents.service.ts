@@ -1,8 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
+import { AccessLogService } from '../../core/audit/access-log.service.js';
+import type { CommandDefinition } from '../../core/audit/command.js';
+import { CommandBus } from '../../core/audit/command-bus.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { consentIntegrityHash, verifyConsentIntegrity, type ConsentIntegrityFields } from './consent-integrity.js';
+import { snapshotConsent } from './consent-snapshot.js';
 import type { ConsentRecordDto, CreateConsentDto } from './users.dto.js';
 import { UsersService } from './users.service.js';
 
@@ -20,6 +24,7 @@ interface ConsentRow {
   updated_at: Date;
 }
 
+const CONSENT_FIELDS = ['consentType', 'isGranted', 'grantedAt', 'withdrawnAt', 'ipAddress', 'source', 'integrityValid'];
 const COLUMNS = 'id, user_id, consent_type, is_granted, granted_at, withdrawn_at, ip_address, source, integrity_hash, created_at, updated_at';
 
 /**
@@ -33,7 +38,55 @@ export class UserConsentsService {
     private readonly dataSource: DataSource,
     private readonly users: UsersService,
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
+    private readonly accessLog: AccessLogService,
+    private readonly bus: CommandBus,
   ) {}
+
+  /**
+   * POST /auth/users/consents: logged like every mutation, but without `restore` (so without an undo
+   * token): the consent log is append-only, a withdrawal is a new record.
+   */
+  private readonly recordCommand: CommandDefinition<CreateConsentDto & { ip: string }, ConsentRecordDto> = {
+    id: 'auth.users.consents.create',
+    label: 'Record consent',
+    actionType: 'create',
+    resourceKind: 'auth.user_consent',
+    snapshot: snapshotConsent,
+    execute: async (tx, auth, input) => {
+      const user = await this.users.findVisible(auth, tx, input.userId);
+      // A JS Date (millisecond precision) round-trips through timestamptz unchanged, so the hash we
+      // compute here is the hash a later read recomputes.
+      const now = new Date();
+      const fields: ConsentIntegrityFields = {
+        userId: user.id,
+        consentType: input.consentType,
+        isGranted: input.isGranted,
+        grantedAt: input.isGranted ? now : null,
+        withdrawnAt: input.isGranted ? null : now,
+        ipAddress: input.ip,
+        source: input.source?.trim() ? input.source.trim() : null,
+      };
+      const [row]: ConsentRow[] = await tx.query(
+        `INSERT INTO user_consents
+           (tenant_id, user_id, consent_type, is_granted, granted_at, withdrawn_at, ip_address, source, integrity_hash, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+         RETURNING ${COLUMNS}`,
+        [
+          user.tenantId,
+          fields.userId,
+          fields.consentType,
+          fields.isGranted,
+          fields.grantedAt,
+          fields.withdrawnAt,
+          fields.ipAddress,
+          fields.source,
+          consentIntegrityHash(this.config.consentIntegritySecret, fields),
+          now,
+        ],
+      );
+      return { resourceId: row.id, parent: { kind: 'auth.user', id: user.id }, result: this.toRecord(row) };
+    },
+  };
 
   async list(auth: AuthContext, userId: string): Promise<{ items: ConsentRecordDto[] }> {
     const user = await this.users.findVisible(auth, this.dataSource, userId);
@@ -41,42 +94,13 @@ export class UserConsentsService {
       `SELECT ${COLUMNS} FROM user_consents WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC`,
       [user.tenantId, user.id],
     );
+    this.accessLog.record(auth, { resourceKind: 'auth.user_consent', resourceId: user.id, accessType: 'read', fields: CONSENT_FIELDS, context: { records: rows.length } });
     return { items: rows.map((row) => this.toRecord(row)) };
   }
 
-  async record(auth: AuthContext, input: CreateConsentDto, ip: string): Promise<ConsentRecordDto> {
-    const user = await this.users.findVisible(auth, this.dataSource, input.userId);
-    // A JS Date (millisecond precision) round-trips through timestamptz unchanged, so the hash we
-    // compute here is the hash a later read recomputes.
-    const now = new Date();
-    const fields: ConsentIntegrityFields = {
-      userId: user.id,
-      consentType: input.consentType,
-      isGranted: input.isGranted,
-      grantedAt: input.isGranted ? now : null,
-      withdrawnAt: input.isGranted ? null : now,
-      ipAddress: ip,
-      source: input.source?.trim() ? input.source.trim() : null,
-    };
-    const [row]: ConsentRow[] = await this.dataSource.query(
-      `INSERT INTO user_consents
-         (tenant_id, user_id, consent_type, is_granted, granted_at, withdrawn_at, ip_address, source, integrity_hash, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
-       RETURNING ${COLUMNS}`,
-      [
-        user.tenantId,
-        fields.userId,
-        fields.consentType,
-        fields.isGranted,
-        fields.grantedAt,
-        fields.withdrawnAt,
-        fields.ipAddress,
-        fields.source,
-        consentIntegrityHash(this.config.consentIntegritySecret, fields),
-        now,
-      ],
-    );
-    return this.toRecord(row);
+  /** Appends a consent record (command `auth.users.consents.create`, logged, not undoable). */
+  record(auth: AuthContext, input: CreateConsentDto, ip: string): Promise<ConsentRecordDto> {
+    return this.bus.execute(auth, this.recordCommand, { ...input, ip });
   }
 
   private toRecord(row: ConsentRow): ConsentRecordDto {

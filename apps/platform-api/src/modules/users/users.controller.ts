@@ -56,7 +56,9 @@ export class UsersController {
     summary: 'Creates a user; without a password, emails an invitation with a 48-hour setup link.',
     description:
       'Tenant and organization default to the caller’s. The invitation is queued after the user is committed; ' +
-      'if queueing fails the user still exists and POST /auth/users/resend-invite sends it again.',
+      'if queueing fails the user still exists and POST /auth/users/resend-invite sends it again. Command ' +
+      '`auth.users.create`; the response carries `X-Undo-Token`: undo removes the user as DELETE does (its sessions ' +
+      'and setup token end; an invitation email already sent is not recalled), redo brings the same user back.',
   })
   @ApiCreatedResponse({ type: UserCreatedDto })
   @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Invalid payload, unknown tenant, organization not in the tenant, or a role not usable in the tenant.' })
@@ -70,7 +72,10 @@ export class UsersController {
   @ApiOperation({
     summary: 'Edits a user; `roleIds` replaces its roles, a new password ends all its sessions.',
     description:
-      'A caller who is not a super administrator cannot edit a super administrator, nor a user holding features it does not hold itself (403).',
+      'A caller who is not a super administrator cannot edit a super administrator, nor a user holding features it does not hold itself (403). ' +
+      'Command `auth.users.update`, with `X-Undo-Token` (undo restores email, name, organization and roles). An edit that ' +
+      'sets a password runs as `auth.users.password.update`: logged without the password hash, and not undoable (no ' +
+      '`X-Undo-Token`); earlier edits of that user can no longer be undone either.',
   })
   @ApiOkResponse({ type: UsersOkDto })
   @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Invalid payload, nothing to update, organization not in the tenant, or unknown role.' })
@@ -84,7 +89,10 @@ export class UsersController {
   @RequireFeatures('auth.users.delete')
   @ApiOperation({
     summary: 'Soft-deletes a user: removes its roles and user ACL, ends its sessions, voids its pending setup/reset tokens.',
-    description: 'The email becomes free for a new user. A caller cannot delete itself (400).',
+    description:
+      'The email becomes free for a new user. A caller cannot delete itself (400). Command `auth.users.delete`, with ' +
+      '`X-Undo-Token`: undo restores the user with its roles and user ACL (409 if its email was taken meanwhile); ' +
+      'its sessions and tokens stay ended.',
   })
   @ApiOkResponse({ type: UsersOkDto })
   @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Missing or malformed id, or the caller’s own id.' })

@@ -248,7 +248,7 @@ export class UsersRepository {
    * Soft delete: marks the user deleted and removes what would keep granting access or let someone
    * take the account over: memberships, the user ACL, sessions and unused reset/setup tokens.
    */
-  async softDelete(db: Queryable, user: UserRecord): Promise<void> {
+  async softDelete(db: Queryable, user: Pick<UserRecord, 'id' | 'tenantId'>): Promise<void> {
     await db.query('UPDATE users SET deleted_at = now(), updated_at = now() WHERE id = $1 AND tenant_id = $2', [user.id, user.tenantId]);
     await db.query('DELETE FROM user_roles WHERE tenant_id = $1 AND user_id = $2', [user.tenantId, user.id]);
     await db.query('DELETE FROM user_acls WHERE tenant_id = $1 AND user_id = $2', [user.tenantId, user.id]);

@@ -1,0 +1,295 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { ActionSortField } from './audit-logs.dto.js';
+
+/** Who and what a log query may see; every query is scoped by `tenantId`. */
+export interface LogScope {
+  tenantId: string;
+  /** null: every actor of the tenant (tenant viewers); else only these actors. */
+  actorUserIds: string[] | null;
+  /** null: no organization restriction; else only entries recorded in these organizations. */
+  organizationIds: string[] | null;
+  organizationId?: string;
+  before?: Date;
+  after?: Date;
+}
+
+export interface ActionLogFilter extends LogScope {
+  resourceKind?: string;
+  resourceId?: string;
+  includeRelated?: boolean;
+  actionTypes?: string[];
+  fieldNames?: string[];
+  undoableOnly?: boolean;
+}
+
+export interface AccessLogFilter extends LogScope {
+  resourceKind?: string;
+  accessType?: string;
+}
+
+export interface Sort {
+  field: ActionSortField;
+  dir: 'asc' | 'desc';
+}
+
+export interface Window {
+  limit: number;
+  offset: number;
+}
+
+export interface ActionLogRow {
+  id: string;
+  command_id: string;
+  action_label: string | null;
+  action_type: string;
+  execution_state: string;
+  source: string;
+  actor_user_id: string | null;
+  actor_name: string | null;
+  tenant_id: string;
+  tenant_name: string | null;
+  organization_id: string | null;
+  organization_name: string | null;
+  resource_kind: string | null;
+  resource_id: string | null;
+  parent_resource_kind: string | null;
+  parent_resource_id: string | null;
+  undo_token: string | null;
+  created_at: Date;
+  updated_at: Date;
+  snapshot_before: Record<string, unknown> | null;
+  snapshot_after: Record<string, unknown> | null;
+  changes: Record<string, { from: unknown; to: unknown }> | null;
+  context: Record<string, unknown> | null;
+}
+
+/** What the CSV export needs of an entry (no snapshots). */
+export type ActionLogExportRow = Pick<
+  ActionLogRow,
+  'id' | 'created_at' | 'actor_user_id' | 'actor_name' | 'command_id' | 'action_label' | 'resource_kind' | 'resource_id' | 'changes' | 'source'
+>;
+
+export interface AccessLogRow {
+  id: string;
+  resource_kind: string;
+  resource_id: string | null;
+  access_type: string;
+  actor_user_id: string | null;
+  actor_name: string | null;
+  tenant_id: string;
+  tenant_name: string | null;
+  organization_id: string | null;
+  organization_name: string | null;
+  fields: string[];
+  context: Record<string, unknown> | null;
+  created_at: Date;
+}
+
+/** Numbered parameters and the WHERE clauses that use them. */
+class Where {
+  readonly params: unknown[] = [];
+  private readonly clauses: string[] = [];
+
+  param(value: unknown): string {
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+
+  /** Every `?` in `clause` stands for this one parameter. */
+  add(clause: string, value: unknown): this {
+    const ref = this.param(value);
+    this.clauses.push(clause.replaceAll('?', ref));
+    return this;
+  }
+
+  raw(clause: string): this {
+    this.clauses.push(clause);
+    return this;
+  }
+
+  sql(): string {
+    return this.clauses.join(' AND ');
+  }
+}
+
+/** The actor's display name, as the `user` sort and the `actorUserName` field read it. */
+const ACTOR_NAME = `COALESCE(NULLIF(btrim(u.name), ''), u.email)`;
+
+function scopeClauses(w: Where, f: LogScope): Where {
+  w.add('a.tenant_id = ?', f.tenantId);
+  if (f.actorUserIds) {
+    if (f.actorUserIds.length === 1) w.add('a.actor_user_id = ?', f.actorUserIds[0]);
+    else w.add('a.actor_user_id = ANY(?::uuid[])', f.actorUserIds);
+  }
+  if (f.organizationIds) w.add('a.organization_id = ANY(?::uuid[])', f.organizationIds);
+  if (f.organizationId) w.add('a.organization_id = ?', f.organizationId);
+  if (f.before) w.add('a.created_at < ?', f.before);
+  if (f.after) w.add('a.created_at >= ?', f.after);
+  return w;
+}
+
+function actionWhere(f: ActionLogFilter): Where {
+  const w = scopeClauses(new Where(), f);
+  if (f.resourceId && f.includeRelated) {
+    const id = w.param(f.resourceId);
+    if (f.resourceKind) {
+      const kind = w.param(f.resourceKind);
+      w.raw(`((a.resource_kind = ${kind} AND a.resource_id = ${id}) OR (a.parent_resource_kind = ${kind} AND a.parent_resource_id = ${id}))`);
+    } else {
+      w.raw(`(a.resource_id = ${id} OR a.parent_resource_id = ${id})`);
+    }
+  } else {
+    if (f.resourceKind) w.add('a.resource_kind = ?', f.resourceKind);
+    if (f.resourceId) w.add('a.resource_id = ?', f.resourceId);
+  }
+  if (f.actionTypes?.length) w.add('a.action_type = ANY(?::text[])', f.actionTypes);
+  if (f.fieldNames?.length) w.add('a.changed_fields && ?::text[]', f.fieldNames);
+  if (f.undoableOnly) w.raw(`a.undo_token IS NOT NULL AND a.execution_state IN ('done', 'redone')`);
+  return w;
+}
+
+interface OrderTerm {
+  expr: string;
+  dir: 'ASC' | 'DESC';
+  nullsLast?: boolean;
+}
+
+/** The sort as ORDER BY terms; ties are always newest first so pages are stable. */
+function orderTerms(sort: Sort): { terms: OrderTerm[]; needsActor: boolean } {
+  const dir = sort.dir === 'asc' ? 'ASC' : 'DESC';
+  const tie: OrderTerm[] = [
+    { expr: 'a.created_at', dir: 'DESC' },
+    { expr: 'a.id', dir: 'DESC' },
+  ];
+  switch (sort.field) {
+    case 'user':
+      return { terms: [{ expr: `lower(${ACTOR_NAME})`, dir, nullsLast: true }, ...tie], needsActor: true };
+    case 'action':
+      return { terms: [{ expr: 'lower(a.action_label)', dir, nullsLast: true }, ...tie], needsActor: false };
+    case 'field':
+      return { terms: [{ expr: 'a.changed_fields[1]', dir, nullsLast: true }, ...tie], needsActor: false };
+    case 'source':
+      return { terms: [{ expr: 'a.source', dir }, ...tie], needsActor: false };
+    default:
+      return { terms: [{ expr: 'a.created_at', dir }, { expr: 'a.id', dir }], needsActor: false };
+  }
+}
+
+/** ORDER BY of the id selection; `reverse` is the exact inverse order (a deep page read from the end). */
+function orderBy(sort: Sort, reverse = false): { sql: string; needsActor: boolean } {
+  const { terms, needsActor } = orderTerms(sort);
+  const sql = terms
+    .map((t) => {
+      const dir = reverse ? (t.dir === 'ASC' ? 'DESC' : 'ASC') : t.dir;
+      const nulls = t.nullsLast === undefined ? '' : t.nullsLast !== reverse ? ' NULLS LAST' : ' NULLS FIRST';
+      return `${t.expr} ${dir}${nulls}`;
+    })
+    .join(', ');
+  return { sql, needsActor };
+}
+
+const NAMES_JOIN = `
+  LEFT JOIN users u ON u.id = a.actor_user_id
+  LEFT JOIN tenants t ON t.id = a.tenant_id
+  LEFT JOIN organizations o ON o.id = a.organization_id`;
+
+/**
+ * SQL of the action and access logs. Pages use a deferred join: the ids of one page are picked
+ * through the (tenant_id, created_at, id) indexes alone (index-only scans), and only those rows are
+ * then read and joined to users, tenants and organizations, so a deep page does not read 100,000
+ * wide rows. A page past the middle can be read from the other end (`reverse`), so the last page of
+ * 100,000 entries skips nothing.
+ */
+@Injectable()
+export class AuditLogsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** One page; `reverse`: `window` counts from the end of the order (rows still come back in order). */
+  async listActions(filter: ActionLogFilter, sort: Sort, window: Window, reverse = false): Promise<ActionLogRow[]> {
+    const w = actionWhere(filter);
+    const order = orderBy(sort, reverse);
+    const limit = w.param(window.limit);
+    const offset = w.param(window.offset);
+    return this.dataSource.query(
+      `SELECT a.id, a.command_id, a.action_label, a.action_type, a.execution_state, a.source, a.actor_user_id,
+              ${ACTOR_NAME} AS actor_name, a.tenant_id, t.name AS tenant_name, a.organization_id, o.name AS organization_name,
+              a.resource_kind, a.resource_id, a.parent_resource_kind, a.parent_resource_id, a.undo_token,
+              a.created_at, a.updated_at, a.snapshot_before, a.snapshot_after, a.changes, a.context
+         FROM unnest(ARRAY(
+                SELECT a.id FROM action_logs a ${order.needsActor ? 'LEFT JOIN users u ON u.id = a.actor_user_id' : ''}
+                 WHERE ${w.sql()}
+                 ORDER BY ${order.sql}
+                 LIMIT ${limit} OFFSET ${offset}
+              )) WITH ORDINALITY AS p(id, ord)
+         JOIN action_logs a ON a.id = p.id
+         ${NAMES_JOIN}
+        ORDER BY p.ord ${reverse ? 'DESC' : 'ASC'}`,
+      w.params,
+    );
+  }
+
+  async countActions(filter: ActionLogFilter): Promise<number> {
+    const w = actionWhere(filter);
+    const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM action_logs a WHERE ${w.sql()}`, w.params);
+    return row.n;
+  }
+
+  /** Ids of the entries to export, in export order. */
+  async actionIds(filter: ActionLogFilter, sort: Sort, limit: number): Promise<string[]> {
+    const w = actionWhere(filter);
+    const order = orderBy(sort);
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT a.id FROM action_logs a ${order.needsActor ? 'LEFT JOIN users u ON u.id = a.actor_user_id' : ''}
+        WHERE ${w.sql()} ORDER BY ${order.sql} LIMIT ${w.param(limit)}`,
+      w.params,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** The export columns of these entries (of the tenant), in the order of `ids`. */
+  async exportRows(tenantId: string, ids: string[]): Promise<ActionLogExportRow[]> {
+    return this.dataSource.query(
+      `SELECT a.id, a.created_at, a.actor_user_id, ${ACTOR_NAME} AS actor_name, a.command_id, a.action_label,
+              a.resource_kind, a.resource_id, a.changes, a.source
+         FROM unnest($2::uuid[]) WITH ORDINALITY AS p(id, ord)
+         JOIN action_logs a ON a.id = p.id AND a.tenant_id = $1
+         LEFT JOIN users u ON u.id = a.actor_user_id
+        ORDER BY p.ord`,
+      [tenantId, ids],
+    );
+  }
+
+  async listAccess(filter: AccessLogFilter, window: Window, reverse = false): Promise<AccessLogRow[]> {
+    const w = accessWhere(filter);
+    const dir = reverse ? 'ASC' : 'DESC';
+    const limit = w.param(window.limit);
+    const offset = w.param(window.offset);
+    return this.dataSource.query(
+      `SELECT a.id, a.resource_kind, a.resource_id, a.access_type, a.actor_user_id, ${ACTOR_NAME} AS actor_name,
+              a.tenant_id, t.name AS tenant_name, a.organization_id, o.name AS organization_name, a.fields, a.context, a.created_at
+         FROM unnest(ARRAY(
+                SELECT a.id FROM access_logs a WHERE ${w.sql()}
+                 ORDER BY a.created_at ${dir}, a.id ${dir}
+                 LIMIT ${limit} OFFSET ${offset}
+              )) WITH ORDINALITY AS p(id, ord)
+         JOIN access_logs a ON a.id = p.id
+         ${NAMES_JOIN}
+        ORDER BY p.ord ${reverse ? 'DESC' : 'ASC'}`,
+      w.params,
+    );
+  }
+
+  async countAccess(filter: AccessLogFilter): Promise<number> {
+    const w = accessWhere(filter);
+    const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM access_logs a WHERE ${w.sql()}`, w.params);
+    return row.n;
+  }
+}
+
+function accessWhere(f: AccessLogFilter): Where {
+  const w = scopeClauses(new Where(), f);
+  if (f.resourceKind) w.add('a.resource_kind = ?', f.resourceKind);
+  if (f.accessType) w.add('a.access_type = ?', f.accessType);
+  return w;
+}

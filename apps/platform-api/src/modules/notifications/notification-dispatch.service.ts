@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  NotificationJob,
+  PlatformNotificationsQueue,
+  type NotificationContent,
+  type NotificationFanOutPayload,
+  type NotificationFanOutTarget,
+} from '@app/contracts';
+import { DomainError, QueueService } from '@app/service-kit';
+import type { AuthContext } from '../../core/auth/auth-context.js';
+import { NotificationRecipientsRepository } from './notification-recipients.repository.js';
+import { NotificationWriter } from './notification-writer.service.js';
+import type {
+  BatchNotificationDto,
+  CreateNotificationDto,
+  FeatureNotificationDto,
+  NotificationFieldsDto,
+  RoleNotificationDto,
+} from './notifications.dto.js';
+import { NotificationsRepository, type BatchRef } from './notifications.repository.js';
+
+/** Rows per INSERT of a fan-out: bounds each transaction and lets events flow while the rest is written. */
+export const FAN_OUT_CHUNK_SIZE = 1000;
+
+export interface SentResult {
+  ok: true;
+  count: number;
+  ids: string[];
+  batchId: string;
+}
+
+/** Senders' side: one user, a list of users, a role's members or a feature's holders. */
+@Injectable()
+export class NotificationDispatchService {
+  private readonly logger = new Logger(NotificationDispatchService.name);
+  /** Rows per chunk of a fan-out (tests lower it to exercise several chunks). */
+  chunkSize = FAN_OUT_CHUNK_SIZE;
+
+  constructor(
+    private readonly recipients: NotificationRecipientsRepository,
+    private readonly repository: NotificationsRepository,
+    private readonly writer: NotificationWriter,
+    private readonly queues: QueueService,
+  ) {}
+
+  /** 201 {id}: the new notification, or the recipient's active one with the same groupKey. */
+  async create(auth: AuthContext, dto: CreateNotificationDto): Promise<{ id: string }> {
+    const content = toContent(dto);
+    const found = await this.recipients.existingUsers(auth.tenantId, [dto.recipientUserId]);
+    if (found.length === 0) throw DomainError.notFound('recipient not found');
+    const batch = newBatch(auth);
+    const [row] = await this.writer.write(batch, content, found);
+    if (row) {
+      await this.writer.finishBatch(batch);
+      return { id: row.id };
+    }
+    const existing = content.groupKey ? await this.repository.activeIdOfGroup(auth.tenantId, dto.recipientUserId, content.groupKey) : null;
+    if (!existing) throw DomainError.conflict('notification was not created; retry');
+    return { id: existing };
+  }
+
+  /** Up to 1000 recipients, written in the request. Recipients deduplicated by groupKey are not counted. */
+  async batch(auth: AuthContext, dto: BatchNotificationDto): Promise<SentResult> {
+    const content = toContent(dto);
+    const wanted = [...new Set(dto.recipientUserIds.map((id) => id.toLowerCase()))];
+    const found = new Set(await this.recipients.existingUsers(auth.tenantId, wanted));
+    const missing = wanted.filter((id) => !found.has(id));
+    if (missing.length) throw DomainError.notFound(`recipients not found: ${missing.join(', ')}`);
+    const batch = newBatch(auth);
+    const rows = await this.writer.write(batch, content, wanted);
+    await this.writer.finishBatch(batch);
+    return { ok: true, count: rows.length, ids: rows.map((r) => r.id), batchId: batch.batchId };
+  }
+
+  async toRole(auth: AuthContext, dto: RoleNotificationDto): Promise<SentResult> {
+    const content = toContent(dto);
+    if (!(await this.recipients.roleVisible(auth.tenantId, dto.roleId))) throw DomainError.notFound('role not found');
+    const count = await this.recipients.countRoleMembers(auth.tenantId, dto.roleId);
+    return this.enqueueFanOut(auth, { kind: 'role', roleId: dto.roleId }, content, count);
+  }
+
+  async toFeature(auth: AuthContext, dto: FeatureNotificationDto): Promise<SentResult> {
+    const content = toContent(dto);
+    const count = await this.recipients.countUsersWithFeature(auth.tenantId, dto.requiredFeature);
+    return this.enqueueFanOut(auth, { kind: 'feature', requiredFeature: dto.requiredFeature }, content, count);
+  }
+
+  /**
+   * The fan-out job: resolves the recipients now (membership may have changed since the request) and
+   * writes them chunk by chunk. Every chunk is idempotent (unique batch + recipient), so a retry after
+   * a crash halfway redoes nothing that was committed, and a duplicate delivery writes nothing.
+   */
+  async processFanOut(payload: NotificationFanOutPayload): Promise<{ recipients: number; written: number }> {
+    const { target, tenantId } = payload;
+    const recipientIds =
+      target.kind === 'role'
+        ? await this.recipients.roleMembers(tenantId, target.roleId)
+        : await this.recipients.usersWithFeature(tenantId, target.requiredFeature);
+    const batch: BatchRef = { batchId: payload.batchId, tenantId, createdByUserId: payload.createdByUserId };
+    let written = 0;
+    for (let i = 0; i < recipientIds.length; i += this.chunkSize) {
+      const rows = await this.writer.write(batch, payload.content, recipientIds.slice(i, i + this.chunkSize));
+      written += rows.length;
+    }
+    await this.writer.finishBatch(batch);
+    this.logger.log({ batchId: payload.batchId, target: target.kind, recipients: recipientIds.length, written }, 'notification fan-out done');
+    return { recipients: recipientIds.length, written };
+  }
+
+  private async enqueueFanOut(auth: AuthContext, target: NotificationFanOutTarget, content: NotificationContent, count: number): Promise<SentResult> {
+    const batch = newBatch(auth);
+    if (count > 0) {
+      const payload: NotificationFanOutPayload = {
+        batchId: batch.batchId,
+        tenantId: auth.tenantId,
+        createdByUserId: auth.userId,
+        target,
+        content,
+        requestedAt: new Date().toISOString(),
+      };
+      await this.queues.add(PlatformNotificationsQueue, NotificationJob.FanOut, payload, { jobId: `fanout-${batch.batchId}` });
+    }
+    return { ok: true, count, ids: [], batchId: batch.batchId };
+  }
+}
+
+function newBatch(auth: AuthContext): BatchRef {
+  return { batchId: randomUUID(), tenantId: auth.tenantId, createdByUserId: auth.userId };
+}
+
+/** The sender's fields as stored: defaults applied, and the checks a DTO cannot express. */
+export function toContent(dto: NotificationFieldsDto): NotificationContent {
+  const actions = (dto.actions ?? []).map((a) => ({ id: a.id, label: a.label }));
+  if (new Set(actions.map((a) => a.id)).size !== actions.length) throw DomainError.badRequest('action ids must be unique');
+  if (dto.expiresAt && new Date(dto.expiresAt).getTime() <= Date.now()) throw DomainError.badRequest('expiresAt must be in the future');
+  return {
+    type: dto.type,
+    severity: dto.severity,
+    title: dto.title ?? dto.titleKey ?? dto.type,
+    body: dto.body ?? null,
+    titleKey: dto.titleKey ?? null,
+    bodyKey: dto.bodyKey ?? null,
+    titleVariables: dto.titleVariables ?? null,
+    bodyVariables: dto.bodyVariables ?? null,
+    icon: dto.icon ?? null,
+    actions,
+    sourceModule: dto.sourceModule ?? null,
+    sourceEntityType: dto.sourceEntityType ?? null,
+    sourceEntityId: dto.sourceEntityId ?? null,
+    linkHref: dto.linkHref ?? null,
+    groupKey: dto.groupKey ?? null,
+    expiresAt: dto.expiresAt ? new Date(dto.expiresAt).toISOString() : null,
+  };
+}

@@ -1,0 +1,130 @@
+import { Injectable } from '@nestjs/common';
+import { DomainError } from '@app/service-kit';
+import type { AuthContext } from '../../core/auth/auth-context.js';
+import { EventBus } from '../../core/events/event-bus.service.js';
+import { PlatformEventId } from '../../core/events/event-ids.js';
+import {
+  NOTIFICATIONS_PAGE_SIZE_DEFAULT,
+  type ListNotificationsQuery,
+  type NotificationActionRequestDto,
+  type NotificationItemDto,
+  type NotificationPageDto,
+} from './notifications.dto.js';
+import { isUniqueViolation, NotificationsRepository, toNotificationItem, type NotificationRow } from './notifications.repository.js';
+
+export interface NotificationChanged {
+  ok: true;
+  notification: NotificationItemDto;
+}
+
+/**
+ * A recipient's side: their own notifications only (anyone else's id is 404), and the status
+ * transitions of decisions.md "Notifications":
+ *   read:    unread -> read (readAt set); other statuses keep theirs
+ *   dismiss: any -> dismissed
+ *   restore: dismissed -> read (default) or unread; anything else is 409
+ *   action:  claimed once (actionTaken, status actioned); a second claim is 409
+ */
+@Injectable()
+export class NotificationsService {
+  constructor(
+    private readonly repository: NotificationsRepository,
+    private readonly events: EventBus,
+  ) {}
+
+  async list(auth: AuthContext, query: ListNotificationsQuery): Promise<NotificationPageDto> {
+    const page = query.page ?? 1;
+    const pageSize = query.pageSize ?? NOTIFICATIONS_PAGE_SIZE_DEFAULT;
+    const { status, type, severity, sourceEntityType, sourceEntityId, since, ids } = query;
+    const { rows, total } = await this.repository.list(
+      auth.tenantId,
+      auth.userId,
+      { status, type, severity, sourceEntityType, sourceEntityId, since, ids: ids?.length ? ids : undefined },
+      { limit: pageSize, offset: (page - 1) * pageSize },
+    );
+    return { items: rows.map(toNotificationItem), total, page, pageSize, totalPages: Math.ceil(total / pageSize) };
+  }
+
+  async unreadCount(auth: AuthContext): Promise<{ unreadCount: number }> {
+    return { unreadCount: await this.repository.unreadCount(auth.tenantId, auth.userId) };
+  }
+
+  async markAllRead(auth: AuthContext): Promise<{ ok: true; count: number }> {
+    return { ok: true, count: await this.repository.markAllRead(auth.tenantId, auth.userId) };
+  }
+
+  async read(auth: AuthContext, id: string): Promise<NotificationChanged> {
+    const row = await this.repository.updateOwn(auth.tenantId, auth.userId, id, {
+      set: `status = CASE WHEN status = 'unread' THEN 'read' ELSE status END, read_at = COALESCE(read_at, now())`,
+    });
+    return changed(row);
+  }
+
+  async dismiss(auth: AuthContext, id: string): Promise<NotificationChanged> {
+    const row = await this.repository.updateOwn(auth.tenantId, auth.userId, id, {
+      set: `status = 'dismissed', dismissed_at = COALESCE(dismissed_at, now())`,
+    });
+    return changed(row);
+  }
+
+  async restore(auth: AuthContext, id: string, to: 'read' | 'unread'): Promise<NotificationChanged> {
+    let row: NotificationRow | null;
+    try {
+      row = await this.repository.updateOwn(auth.tenantId, auth.userId, id, {
+        set: `status = $4::text, dismissed_at = NULL,
+              read_at = CASE WHEN $4::text = 'read' THEN COALESCE(read_at, now()) ELSE NULL END`,
+        condition: `status = 'dismissed'`,
+        params: [to],
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, 'notifications_group_key_uq')) {
+        throw DomainError.conflict('another notification with the same groupKey is active');
+      }
+      throw err;
+    }
+    if (row) return changed(row);
+    await this.mustExist(auth, id);
+    throw DomainError.conflict('notification is not dismissed');
+  }
+
+  async action(auth: AuthContext, id: string, dto: NotificationActionRequestDto): Promise<NotificationChanged> {
+    const current = await this.mustExist(auth, id);
+    if (!current.actions.some((a) => a.id === dto.actionId)) throw DomainError.badRequest('unknown action');
+    if (current.action_taken) throw DomainError.conflict('action already taken');
+    if (current.status === 'dismissed') throw DomainError.conflict('notification is dismissed; restore it first');
+    // The claim: only the first of concurrent calls finds action_taken still null.
+    const row = await this.repository.updateOwn(auth.tenantId, auth.userId, id, {
+      set: `status = 'actioned', action_taken = $4, action_payload = $5::jsonb, actioned_at = now(), read_at = COALESCE(read_at, now())`,
+      condition: `action_taken IS NULL AND status <> 'dismissed'`,
+      params: [dto.actionId, dto.payload ? JSON.stringify(dto.payload) : null],
+    });
+    if (!row) throw DomainError.conflict('action already taken');
+    await this.events.emit({
+      id: PlatformEventId.NotificationActioned,
+      tenantId: row.tenant_id,
+      organizationId: row.organization_id,
+      recipientUserId: row.recipient_user_id,
+      payload: {
+        notificationId: row.id,
+        actionId: dto.actionId,
+        payload: dto.payload ?? null,
+        type: row.type,
+        sourceModule: row.source_module,
+        sourceEntityType: row.source_entity_type,
+        sourceEntityId: row.source_entity_id,
+      },
+    });
+    return changed(row);
+  }
+
+  private async mustExist(auth: AuthContext, id: string): Promise<NotificationRow> {
+    const row = await this.repository.findOwn(auth.tenantId, auth.userId, id);
+    if (!row) throw DomainError.notFound('notification not found');
+    return row;
+  }
+}
+
+function changed(row: NotificationRow | null): NotificationChanged {
+  if (!row) throw DomainError.notFound('notification not found');
+  return { ok: true, notification: toNotificationItem(row) };
+}

@@ -1,0 +1,46 @@
+import { Controller, Get, Header, Query } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { CurrentAuth } from '../../core/auth/auth.decorators.js';
+import type { AuthContext } from '../../core/auth/auth-context.js';
+import { ErrorDto } from '../access-control/access-control.dto.js';
+import { DeclaredEventsService } from './declared-events.service.js';
+import { EventStreamService } from './event-stream.service.js';
+import { DeclaredEventListDto, ListEventsQuery } from './platform-events.dto.js';
+
+@ApiTags('events')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
+@Controller('events')
+export class PlatformEventsController {
+  constructor(
+    private readonly declared: DeclaredEventsService,
+    private readonly streams: EventStreamService,
+  ) {}
+
+  @Get()
+  @ApiOperation({
+    summary: 'Declared events',
+    description: 'The events modules declare in code, by id. Filters: category, module, excludeTriggerExcluded (default true).',
+  })
+  @ApiOkResponse({ type: DeclaredEventListDto })
+  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid filter.' })
+  list(@Query() query: ListEventsQuery) {
+    return this.declared.list({ category: query.category, module: query.module, excludeTriggerExcluded: query.excludeTriggerExcluded ?? true });
+  }
+
+  @Get('stream')
+  @Header('Cache-Control', 'no-cache, no-transform')
+  @Header('X-Accel-Buffering', 'no')
+  @ApiProduces('text/event-stream')
+  @ApiOperation({
+    summary: 'Live event stream (Server-Sent Events)',
+    description:
+      'A `: connected` comment first, a `: heartbeat` comment every 30 s, then `data: {"id", "payload", "timestamp", ' +
+      '"organizationId"}` for each event declared clientBroadcast in the caller’s tenant (notification events only to ' +
+      'their recipient), emitted on any instance. Browsers authenticate with the auth_token cookie.',
+  })
+  @ApiOkResponse({ description: 'text/event-stream' })
+  stream(@CurrentAuth() auth: AuthContext) {
+    return this.streams.open(auth);
+  }
+}
