@@ -191,7 +191,7 @@ describe('notifications: role and feature fan-out through the worker, and the em
       await request(t.url)
         .post('/notifications/settings')
         .set(manager)
-        .send({ strategies: { email: { enabled: true, subjectPrefix: '[Acme]' } } })
+        .send({ strategies: { email: { enabled: true, from: 'alerts@acme.example', subjectPrefix: '[Acme]' } } })
         .expect(201);
       const user = await f.user(tenant, { password: null });
       const created = await request(t.url)
@@ -203,6 +203,7 @@ describe('notifications: role and feature fan-out through the worker, and the em
       expect(sent.headers.authorization).toBe(`Bearer ${MAIL_KEY}`);
       expect(sent.headers['idempotency-key']).toBe(`platform-notification-${created.body.id}`);
       expect(sent.body.subject).toBe('[Acme] Invoice <7> paid');
+      expect(sent.body.from).toBe('alerts@acme.example');
       expect(sent.body.body).toContain('Invoice &lt;7&gt; paid');
       expect(sent.body.body).toContain('Thanks &amp; bye');
       expect(sent.body.body).toContain('http://localhost:3000/backend/invoices/7');

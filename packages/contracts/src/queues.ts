@@ -49,6 +49,8 @@ export interface AccountEmailPayload {
   text: string;
   /** Why it is sent (`password_reset`, `invitation`), for logs. */
   kind: string;
+  /** Sender; defaults to PLATFORM_MAIL_FROM (notification settings may name their own). */
+  from?: string | null;
 }
 
 /** Notifications (issue 5): role/feature fan-out and the emails of notifications. */

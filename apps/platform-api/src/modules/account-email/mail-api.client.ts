@@ -26,7 +26,7 @@ export class MailApiClient {
       response = await fetch(new URL('/v1/send', url), {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}`, 'Idempotency-Key': idempotencyKey },
-        body: JSON.stringify({ to: message.to, from, subject: message.subject, body: message.html }),
+        body: JSON.stringify({ to: message.to, from: message.from || from, subject: message.subject, body: message.html }),
         signal: AbortSignal.timeout(10_000),
       });
     } catch (err) {

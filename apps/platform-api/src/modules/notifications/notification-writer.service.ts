@@ -76,7 +76,10 @@ export class NotificationWriter {
     const worker = async () => {
       while (next < rows.length) {
         const row = rows[next++];
-        await this.accountEmails.queue({ kind: 'notification', to: row.email, ...this.render(row, email.subjectPrefix) }, row.id);
+        await this.accountEmails.queue(
+          { kind: 'notification', to: row.email, from: email.from || null, ...this.render(row, email.subjectPrefix) },
+          row.id,
+        );
       }
     };
     await Promise.all(Array.from({ length: Math.min(EMAIL_QUEUE_CONCURRENCY, rows.length) }, worker));
