@@ -1,9 +1,13 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
 import { HealthModule } from '@app/service-kit';
 import type { MailConfig } from './config/mail-config.js';
+import { ApiAuthModule } from './core/auth/api-auth.module.js';
 import { CoreModule } from './core/core.module.js';
 import { HttpCoreModule } from './core/http.module.js';
+import { ContactsModule } from './modules/contacts/contacts.module.js';
+import { EventsModule } from './modules/events/events.module.js';
 import { ProjectsModule } from './modules/projects/projects.module.js';
+import { VerifyModule } from './modules/verify/verify.module.js';
 
 /** The HTTP API. */
 @Module({})
@@ -12,7 +16,17 @@ export class AppModule {
   static forRoot(config: MailConfig, extraModules: Type[] = []): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule.forRoot(config), HttpCoreModule, HealthModule, ProjectsModule, ...extraModules],
+      imports: [
+        CoreModule.forRoot(config),
+        HttpCoreModule,
+        ApiAuthModule,
+        HealthModule,
+        ProjectsModule,
+        ContactsModule,
+        EventsModule,
+        VerifyModule,
+        ...extraModules,
+      ],
     };
   }
 }

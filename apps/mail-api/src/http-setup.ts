@@ -15,7 +15,23 @@ const DESCRIPTION = [
   'top-level `message` repeats `error.message`. Malformed JSON is 400 `INVALID_JSON`; unknown routes 404',
   '`NOT_FOUND`; rate limits 429 `RATE_LIMIT_EXCEEDED` with `Retry-After`; unexpected failures 500',
   '`INTERNAL_ERROR` with a generic message.',
+  '',
+  'Authentication: `Authorization: Bearer <key>`. No header: 401 `UNAUTHORIZED`; a malformed key or one of no',
+  'project: 401 `INVALID_API_KEY`; a disabled project: 403 `PROJECT_DISABLED`; a public key on a route that needs',
+  'the secret key: 403 `SECRET_KEY_REQUIRED`. Keys are cached per instance for `MAIL_KEY_CACHE_TTL_SECONDS`',
+  '(default 30 s): disabling a project or rotating its keys takes effect within that time.',
+  '',
+  'Rate limit: `MAIL_RATE_LIMIT_PER_MINUTE` (default 1000) requests per project per fixed minute, shared by all',
+  'instances. Every authenticated response carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`',
+  '(seconds until the window resets); past the limit: 429 `RATE_LIMIT_EXCEEDED` with `Retry-After`.',
+  '',
+  'Lists are keyset-paged with an opaque `cursor`, newest first: `GET /contacts` answers',
+  '`{contacts, cursor, hasMore, total}`, other lists `{items, nextCursor, hasMore, total}`; `limit` is 1 to 100',
+  '(default 20), anything else a 422.',
 ].join('\n');
+
+/** Public keys are meant for browsers: only /v1/track answers cross-origin requests (no cookies involved). */
+const TRACK_CORS = { origin: '*', methods: ['POST'], allowedHeaders: ['Authorization', 'Content-Type'], maxAge: 86_400 };
 
 /** Builds the HTTP app exactly as production runs it; main.ts and the e2e tests both call this. */
 export async function createMailHttpApp(
@@ -23,7 +39,10 @@ export async function createMailHttpApp(
   options: { extraModules?: Type[] } = {},
 ): Promise<NestExpressApplication> {
   return createHttpApp(AppModule.forRoot(config, options.extraModules), {
-    configure: (app) =>
+    configure: (app) => {
+      app.enableCors((req: { url?: string }, callback: (error: Error | null, options: object) => void) =>
+        callback(null, req.url?.startsWith('/v1/track') ? TRACK_CORS : { origin: false }),
+      );
       setupOpenApi(app, {
         title: 'mail-api',
         version: '1.0.0',
@@ -31,6 +50,7 @@ export async function createMailHttpApp(
         bearerDescription:
           '`Authorization: Bearer <key>`. Secret keys (`sk_...`) work on every endpoint; public keys (`pk_...`) ' +
           'only on POST /v1/track. Missing or invalid key: 401; disabled project: 403.',
-      }),
+      });
+    },
   });
 }

@@ -26,6 +26,8 @@ describe('mail config', () => {
       dnsServers: [],
       ratePerSecond: 14,
       publicUrl: 'http://localhost:3001',
+      rateLimitPerMinute: 1000,
+      keyCacheTtlSeconds: 30,
     });
   });
 
@@ -46,6 +48,8 @@ describe('mail config', () => {
       MAIL_RATE_PER_SECOND: '50',
       MAIL_PUBLIC_URL: 'https://mail.example.com/',
       WORKER_CONCURRENCY: '8',
+      MAIL_RATE_LIMIT_PER_MINUTE: '60',
+      MAIL_KEY_CACHE_TTL_SECONDS: '0',
     });
     expect(c).toMatchObject({
       env: 'production',
@@ -57,6 +61,8 @@ describe('mail config', () => {
       ratePerSecond: 50,
       publicUrl: 'https://mail.example.com',
       workerConcurrency: 8,
+      rateLimitPerMinute: 60,
+      keyCacheTtlSeconds: 0,
     });
   });
 
@@ -78,6 +84,8 @@ describe('mail config', () => {
     expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_RATE_PER_SECOND: '0' })).toThrow(/MAIL_RATE_PER_SECOND/);
     expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_RATE_PER_SECOND: '2.5' })).toThrow(/MAIL_RATE_PER_SECOND/);
     expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_DATABASE_URL: 'mysql://x/y' })).toThrow(/MAIL_DATABASE_URL/);
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_RATE_LIMIT_PER_MINUTE: '0' })).toThrow(/MAIL_RATE_LIMIT_PER_MINUTE/);
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_KEY_CACHE_TTL_SECONDS: '-1' })).toThrow(/MAIL_KEY_CACHE_TTL_SECONDS/);
     expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_PUBLIC_URL: 'localhost:3001' })).toThrow(/MAIL_PUBLIC_URL/);
   });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import { IsEmail, IsInt, IsString, Max, Min } from 'class-validator';
 import request, { type Response } from 'supertest';
-import { DomainError } from '@app/service-kit';
+import { DomainError, Public } from '@app/service-kit';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 
 class ProbeBody {
@@ -11,7 +11,8 @@ class ProbeBody {
   @IsInt() @Min(1) @Max(100) limit: number;
 }
 
-/** Test-only routes that exercise the app's global pipe and filter. */
+/** Test-only routes that exercise the app's global pipe and filter (no API key: the guard is not under test here). */
+@Public()
 @Controller('__probe')
 class ProbeController {
   @Post('body') body(@Body() body: ProbeBody) {

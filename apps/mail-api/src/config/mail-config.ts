@@ -31,6 +31,8 @@ export class MailEnv {
   @Expose() @IsOptional() @IsString() MAIL_DNS_SERVERS?: string;
   @Expose() @Type(() => Number) @IsInt() @Min(1) MAIL_RATE_PER_SECOND = 14;
   @Expose() @Matches(HTTP_URL) MAIL_PUBLIC_URL = 'http://localhost:3001';
+  @Expose() @Type(() => Number) @IsInt() @Min(1) MAIL_RATE_LIMIT_PER_MINUTE = 1000;
+  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(3600) MAIL_KEY_CACHE_TTL_SECONDS = 30;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
@@ -54,6 +56,10 @@ export interface MailConfig {
   ratePerSecond: number;
   /** Base of links in emails (unsubscribe), without a trailing slash. */
   publicUrl: string;
+  /** API requests per minute per project, counted across all instances (Redis). */
+  rateLimitPerMinute: number;
+  /** How long an API key's project is cached in process; 0 = look it up on every request. */
+  keyCacheTtlSeconds: number;
 }
 
 export const MAIL_CONFIG = Symbol('MAIL_CONFIG');
@@ -100,5 +106,7 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     dnsServers: parseDnsServers(e.MAIL_DNS_SERVERS),
     ratePerSecond: e.MAIL_RATE_PER_SECOND,
     publicUrl: e.MAIL_PUBLIC_URL.replace(/\/+$/, ''),
+    rateLimitPerMinute: e.MAIL_RATE_LIMIT_PER_MINUTE,
+    keyCacheTtlSeconds: e.MAIL_KEY_CACHE_TTL_SECONDS,
   };
 }

@@ -3,8 +3,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { jsonLoggingModule, QueueModule } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../config/mail-config.js';
 import { mailDataSourceOptions } from './database/data-source-options.js';
+import { Sql } from './database/sql.service.js';
 
-/** What both entries (API and worker) stand on: config, JSON logs, Postgres, Redis and the queues. */
+/** What both entries (API and worker) stand on: config, JSON logs, Postgres (TypeORM and `Sql`), Redis and the queues. */
 @Global()
 @Module({})
 export class CoreModule {
@@ -16,8 +17,8 @@ export class CoreModule {
         TypeOrmModule.forRoot(mailDataSourceOptions(config.databaseUrl)),
         QueueModule.forRoot({ url: config.redisUrl, queuePrefix: config.queuePrefix }),
       ],
-      providers: [{ provide: MAIL_CONFIG, useValue: config }],
-      exports: [MAIL_CONFIG],
+      providers: [{ provide: MAIL_CONFIG, useValue: config }, Sql],
+      exports: [MAIL_CONFIG, Sql],
     };
   }
 }

@@ -1,0 +1,14 @@
+import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { PROJECT_CONTEXT_PROPERTY, type ProjectContext } from './project-context.js';
+
+export { Public, PUBLIC_ROUTE } from '@app/service-kit';
+
+export const PUBLIC_KEY_ALLOWED = 'mail:public-key-allowed';
+
+/** The route also accepts the project's public key (`pk_`); without this, only the secret key works. */
+export const PublicKeyAllowed = () => SetMetadata(PUBLIC_KEY_ALLOWED, true);
+
+/** The calling project, set by the ApiKeyGuard. */
+export const CurrentProject = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): ProjectContext => ctx.switchToHttp().getRequest()[PROJECT_CONTEXT_PROPERTY],
+);

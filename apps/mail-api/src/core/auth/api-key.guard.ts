@@ -1,0 +1,77 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { HttpAdapterHost, Reflector } from '@nestjs/core';
+import { ErrorCode, MailErrorCode } from '@app/contracts';
+import { DomainError, PUBLIC_ROUTE } from '@app/service-kit';
+import { ApiRateLimiter, type RateLimitState } from '../rate-limit/api-rate-limiter.service.js';
+import { PUBLIC_KEY_ALLOWED } from './api-key.decorators.js';
+import { PROJECT_CONTEXT_PROPERTY, type ProjectContext } from './project-context.js';
+import { ProjectKeyCache } from './project-key-cache.service.js';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const KEY_SUGGESTION = 'send `Authorization: Bearer <key>` with your project\'s secret key (sk_...)';
+
+/**
+ * The one guard of the mail API (mail-api.md "Authentication", decisions.md "Mail"), in this order:
+ * `@Public()` routes pass; no Authorization header → 401 UNAUTHORIZED; a header that is not
+ * `Bearer sk_|pk_ + 48 hex`, or a key of no project → 401 INVALID_API_KEY; a disabled project → 403
+ * PROJECT_DISABLED; a public key on a route without `@PublicKeyAllowed()` → 403 SECRET_KEY_REQUIRED;
+ * then one point of the project's rate limit (429 RATE_LIMIT_EXCEEDED). Every response past the
+ * rate-limit step carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly keys: ProjectKeyCache,
+    private readonly rateLimiter: ApiRateLimiter,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const http = context.switchToHttp();
+    const req = http.getRequest<{ headers: Record<string, string | string[] | undefined> } & Record<string, unknown>>();
+    const project = await this.authenticate(req.headers.authorization);
+    if (project.keyKind === 'public' && !this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY_ALLOWED, targets)) {
+      throw new DomainError(MailErrorCode.SecretKeyRequired, 'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track', {
+        status: 403,
+      });
+    }
+    const rate = await this.rateLimiter.consume(project.id);
+    const headers = rateLimitHeaders(rate);
+    for (const [name, value] of Object.entries(headers)) this.adapterHost.httpAdapter.setHeader(http.getResponse(), name, value);
+    if (!rate.allowed) {
+      throw new DomainError(ErrorCode.RateLimitExceeded, `rate limit exceeded: ${rate.limit} requests per minute per project`, {
+        headers: { ...headers, 'Retry-After': String(rate.resetSeconds) },
+        suggestion: `retry after ${rate.resetSeconds} s`,
+      });
+    }
+    req[PROJECT_CONTEXT_PROPERTY] = project;
+    return true;
+  }
+
+  private async authenticate(header: string | string[] | undefined): Promise<ProjectContext> {
+    const value = Array.isArray(header) ? header[0] : header;
+    if (!value?.trim()) {
+      throw new DomainError(ErrorCode.Unauthorized, 'missing API key', { suggestion: KEY_SUGGESTION });
+    }
+    const rawKey = BEARER.exec(value)?.[1];
+    const match = rawKey ? await this.keys.find(rawKey) : null;
+    if (!match) {
+      throw new DomainError(MailErrorCode.InvalidApiKey, 'invalid API key', { status: 401, suggestion: KEY_SUGGESTION });
+    }
+    if (match.project.disabled) {
+      throw new DomainError(MailErrorCode.ProjectDisabled, 'project is disabled', { status: 403 });
+    }
+    return { id: match.project.id, name: match.project.name, keyKind: match.kind };
+  }
+}
+
+function rateLimitHeaders(rate: RateLimitState): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(rate.limit),
+    'RateLimit-Remaining': String(rate.remaining),
+    'RateLimit-Reset': String(rate.resetSeconds),
+  };
+}

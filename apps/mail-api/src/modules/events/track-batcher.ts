@@ -1,0 +1,116 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { ContactDataPatch } from '../contacts/contact-data.js';
+import { EventsRepository, type TrackBatchEvent, type TrackedRow, type TrackGroup } from './events.repository.js';
+
+/** Statements in flight at once; further calls wait and go out together in the next batch. */
+const MAX_IN_FLIGHT = 4;
+const MAX_BATCH = 200;
+const FOREIGN_KEY_VIOLATION = '23503';
+
+export interface TrackCommand {
+  projectId: string;
+  email: string;
+  subscribed?: boolean;
+  patch: ContactDataPatch;
+  eventName: string;
+}
+
+interface Pending {
+  command: TrackCommand;
+  resolve: (row: TrackedRow) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Writes POST /v1/track calls, coalescing concurrent ones into one statement (and one commit): under
+ * load, the calls that arrive while earlier statements run go out together, so the per-statement and
+ * per-commit costs are shared; a lone call goes out at once, alone. Each call's contact change and
+ * event still commit atomically. Calls for one email in a batch become one contact change, merged in
+ * arrival order, exactly as if applied one after another. If a batch fails, its calls are retried one
+ * by one, so one bad call cannot fail the others.
+ */
+@Injectable()
+export class TrackBatcher {
+  private readonly logger = new Logger(TrackBatcher.name);
+  private queue: Pending[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(private readonly events: EventsRepository) {}
+
+  track(command: TrackCommand): Promise<TrackedRow> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ command, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Flushes after the current I/O phase, so calls whose requests arrived together share a batch. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        this.inFlight += 1;
+        void this.write(batch).finally(() => {
+          this.inFlight -= 1;
+          this.schedule();
+        });
+      }
+    });
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    if (batch.length > 1) {
+      let rows: TrackedRow[] | null = null;
+      try {
+        rows = await this.events.trackBatch(...groupBatch(batch.map((p) => p.command)));
+      } catch (error) {
+        // Nothing of the batch was committed: write its calls one by one.
+        this.logger.warn({ err: error, size: batch.length }, 'track batch failed; writing its calls one by one');
+      }
+      if (rows) {
+        // Committed: never retried, whatever happens next.
+        const mismatch = rows.length !== batch.length ? new Error(`track batch wrote ${rows.length} events for ${batch.length} calls`) : null;
+        batch.forEach((pending, i) => (mismatch ? pending.reject(mismatch) : pending.resolve(rows[i])));
+        return;
+      }
+    }
+    await Promise.all(batch.map((p) => this.writeOne(p.command).then(p.resolve, p.reject)));
+  }
+
+  private async writeOne(c: TrackCommand): Promise<TrackedRow> {
+    const run = () => this.events.track(c.projectId, c.email, c.subscribed, c.patch, c.eventName);
+    try {
+      return await run();
+    } catch (error) {
+      // The contact was deleted between the statement's read and its event insert: run it again,
+      // which now creates the contact afresh.
+      if ((error as { code?: string }).code !== FOREIGN_KEY_VIOLATION) throw error;
+      return run();
+    }
+  }
+}
+
+/** One group per (project, email), changes merged in order; one event per command, in order. */
+export function groupBatch(commands: TrackCommand[]): [TrackGroup[], TrackBatchEvent[]] {
+  const groups: TrackGroup[] = [];
+  const index = new Map<string, number>();
+  const events = commands.map((c) => {
+    const key = `${c.projectId} ${c.email.toLowerCase()}`;
+    let at = index.get(key);
+    if (at === undefined) {
+      at = groups.push({ projectId: c.projectId, email: c.email, subscribed: null, set: {}, unset: [] }) - 1;
+      index.set(key, at);
+    }
+    const group = groups[at];
+    if (c.subscribed !== undefined) group.subscribed = c.subscribed;
+    for (const key of c.patch.unset) delete group.set[key];
+    Object.assign(group.set, c.patch.set);
+    group.unset = [...new Set([...group.unset, ...c.patch.unset])].filter((key) => !(key in group.set));
+    return { group: at, name: c.eventName, data: c.patch.event };
+  });
+  return [groups, events];
+}
