@@ -18,6 +18,9 @@ export function undoTokenOf(result: unknown): string | null {
 @Injectable()
 export class UndoTokenInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    // Reads never carry a token: leave the hot read path without the extra operator.
+    const method = context.switchToHttp().getRequest<{ method: string }>().method;
+    if (method === 'GET' || method === 'HEAD') return next.handle();
     return next.handle().pipe(
       map((result) => {
         const token = undoTokenOf(result);
