@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { isUniqueViolation, likePattern } from '../../core/database/sql-helpers.js';
 
 /** Anything that runs SQL: the DataSource, or a transaction's EntityManager. */
 export interface Queryable {
@@ -26,11 +27,6 @@ export interface RoleListFilter {
   search?: string;
   limit: number;
   offset: number;
-}
-
-/** Escapes LIKE metacharacters so a search is a plain substring match. */
-function likePattern(search: string): string {
-  return `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** SQL of roles and memberships. Every statement is scoped by a tenant unless the caller is a super administrator. */
@@ -148,10 +144,3 @@ export class RolesRepository {
   }
 }
 
-/** Postgres unique violation on the named constraint or index. */
-export function isUniqueViolation(err: unknown, constraint: string): boolean {
-  const e = err as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
-  const code = e?.driverError?.code ?? e?.code;
-  const name = e?.driverError?.constraint ?? e?.constraint;
-  return code === '23505' && name === constraint;
-}

@@ -10,7 +10,8 @@ import { AccessLogService } from '../../core/audit/access-log.service.js';
 import { restoreRole, snapshotRole } from './role-snapshot.js';
 import { ROLES_PAGE_SIZE_DEFAULT, type RoleListDto } from './access-control.dto.js';
 import { AclsRepository } from './acls.repository.js';
-import { isUniqueViolation, type Queryable, RolesRepository, type RoleRow } from './roles.repository.js';
+import { isUniqueViolation } from '../../core/database/sql-helpers.js';
+import { type Queryable, RolesRepository, type RoleRow } from './roles.repository.js';
 
 const ROLE_NAME_UNIQUE_INDEX = 'roles_tenant_name_uq';
 const ROLE_FIELDS = ['id', 'name', 'usersCount', 'tenantId', 'tenantName'];

@@ -5,6 +5,7 @@ import type { AuthContext } from '../../core/auth/auth-context.js';
 import type { CreateOrganizationDto, OrganizationListQueryDto, Paged, UpdateOrganizationDto } from './directory.dto.js';
 import { lowestFreeSlug, slugFromName } from './organization-slug.js';
 import { containsPattern, pageOf, paged, SqlFilter } from './paging.js';
+import { isUniqueViolation } from '../../core/database/sql-helpers.js';
 
 export interface OrganizationListItem {
   id: string;
@@ -17,13 +18,8 @@ export interface OrganizationListItem {
   createdAt: string;
 }
 
-const UNIQUE_VIOLATION = '23505';
 const SLUG_ATTEMPTS = 5;
 
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; driverError?: { code?: string } };
-  return e?.code === UNIQUE_VIOLATION || e?.driverError?.code === UNIQUE_VIOLATION;
-}
 
 /**
  * Organization management, scoped to the caller's tenant (super administrators: every tenant).

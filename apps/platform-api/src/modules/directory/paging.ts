@@ -1,4 +1,5 @@
 import { DEFAULT_PAGE_SIZE, type DirectoryListQueryDto, type Paged } from './directory.dto.js';
+import { likePattern } from '../../core/database/sql-helpers.js';
 
 /** WHERE clauses and their parameters, numbered as they are added. */
 export class SqlFilter {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { NotificationContent } from '@app/contracts';
 import type { NotificationItemDto, NotificationSeverity, NotificationStatus } from './notifications.dto.js';
+import { isUniqueViolation } from '../../core/database/sql-helpers.js';
 
 type Queryable = DataSource | EntityManager;
 
@@ -251,8 +252,3 @@ function json(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }
 
-/** Postgres unique violation on the named index. */
-export function isUniqueViolation(err: unknown, index: string): boolean {
-  const e = err as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
-  return (e?.driverError?.code ?? e?.code) === '23505' && (e?.driverError?.constraint ?? e?.constraint) === index;
-}

@@ -10,7 +10,8 @@ import {
   type NotificationItemDto,
   type NotificationPageDto,
 } from './notifications.dto.js';
-import { isUniqueViolation, NotificationsRepository, toNotificationItem, type NotificationRow } from './notifications.repository.js';
+import { isUniqueViolation } from '../../core/database/sql-helpers.js';
+import { NotificationsRepository, toNotificationItem, type NotificationRow } from './notifications.repository.js';
 
 export interface NotificationChanged {
   ok: true;

@@ -9,9 +9,9 @@ import { restoreVariantSet, snapshotVariantSet, variantSetResourceId } from './s
 import { normalizeSidebarSettings, type SidebarSettings } from './sidebar-settings.js';
 import type { CreateSidebarVariantDto } from './sidebar.dto.js';
 import { SidebarRepository, type SidebarVariantRow } from './sidebar.repository.js';
+import { isUniqueViolation } from '../../core/database/sql-helpers.js';
 
 export const AUTO_VARIANT_NAME = 'My preferences';
-const UNIQUE_VIOLATION = '23505';
 const MAX_ATTEMPTS = 3;
 
 export interface SidebarVariant {
@@ -43,10 +43,6 @@ function serialize(row: SidebarVariantRow): SidebarVariant {
   };
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; driverError?: { code?: string } };
-  return e?.code === UNIQUE_VIOLATION || e?.driverError?.code === UNIQUE_VIOLATION;
-}
 
 interface CreateVariantInput {
   resourceId: string;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { RequestedAcl } from '../../core/auth/grant-boundary.js';
+import { isUniqueViolation, likePattern } from '../../core/database/sql-helpers.js';
 
 /** Anything that runs SQL: the DataSource, or a transaction's EntityManager. */
 export interface Queryable {
@@ -60,11 +61,6 @@ const PATCH_COLUMNS: Record<keyof UserPatch, string> = {
   passwordHash: 'password_hash',
   organizationId: 'organization_id',
 };
-
-/** Escapes LIKE metacharacters so a search is a plain substring match. */
-function likePattern(search: string): string {
-  return `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
 
 /** SQL of users and their memberships. Every statement names the tenant it acts in. */
 @Injectable()
@@ -260,10 +256,3 @@ export class UsersRepository {
   }
 }
 
-/** Postgres unique violation on the named constraint or index. */
-export function isUniqueViolation(err: unknown, constraint: string): boolean {
-  const e = err as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
-  const code = e?.driverError?.code ?? e?.code;
-  const name = e?.driverError?.constraint ?? e?.constraint;
-  return code === '23505' && name === constraint;
-}

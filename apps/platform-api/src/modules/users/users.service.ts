@@ -18,7 +18,8 @@ import {
   assertUserInCallerOrganizations,
 } from './user-access.policy.js';
 import { USERS_PAGE_SIZE_DEFAULT, type CreateUserDto, type ListUsersQuery, type UpdateUserDto, type UserListDto } from './users.dto.js';
-import { isUniqueViolation, UsersRepository, type Queryable, type UserPatch, type UserRecord } from './users.repository.js';
+import { isUniqueViolation } from '../../core/database/sql-helpers.js';
+import { UsersRepository, type Queryable, type UserPatch, type UserRecord } from './users.repository.js';
 import { restoreUser, snapshotUser } from './user-snapshot.js';
 
 /** decisions.md "Rate limits": resend invite 3 per 300 s, counted per client IP. */
