@@ -13,6 +13,7 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
+import { trimString } from '../../core/http/common.dto.js';
 
 export const ROLE_NAME_MAX_LENGTH = 100;
 export const ROLES_PAGE_SIZE_DEFAULT = 50;
@@ -22,7 +23,6 @@ export const ACL_FEATURES_MAX = 500;
 export const FEATURE_ID_MAX_LENGTH = 128;
 export const ACL_ORGANIZATIONS_MAX = 1000;
 
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 const trimEach = ({ value }: { value: unknown }) =>
   Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v.trim() : v)) : value;
 
@@ -52,7 +52,7 @@ export class ListRolesQuery {
 
 export class CreateRoleDto {
   @ApiProperty({ minLength: 1, maxLength: ROLE_NAME_MAX_LENGTH, description: 'Trimmed; unique (case-insensitive) per tenant, and among global roles.' })
-  @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(ROLE_NAME_MAX_LENGTH) name: string;
+  @Transform(trimString) @IsString() @IsNotEmpty() @MaxLength(ROLE_NAME_MAX_LENGTH) name: string;
 
   @ApiPropertyOptional({
     format: 'uuid',
@@ -68,7 +68,7 @@ export class UpdateRoleDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() id: string;
 
   @ApiPropertyOptional({ minLength: 1, maxLength: ROLE_NAME_MAX_LENGTH, description: 'New name (trimmed); omitted keeps the name.' })
-  @IsOptional() @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(ROLE_NAME_MAX_LENGTH) name?: string;
+  @IsOptional() @Transform(trimString) @IsString() @IsNotEmpty() @MaxLength(ROLE_NAME_MAX_LENGTH) name?: string;
 }
 
 export class RoleIdQuery {
@@ -140,14 +140,6 @@ export class RoleListDto {
   @ApiProperty({ type: 'integer' }) pageSize: number;
 }
 
-export class CreatedIdDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-}
-
-export class OkDto {
-  @ApiProperty({ type: Boolean, example: true }) ok: true;
-}
-
 export class AclWriteResultDto {
   @ApiProperty({ type: Boolean, example: true }) ok: true;
   @ApiProperty({ description: 'True when features the caller may not grant were dropped, or isSuperAdmin coerced to false.' })
@@ -163,8 +155,4 @@ export class RoleAclDto {
 
 export class UserAclDto extends RoleAclDto {
   @ApiProperty({ description: 'False when the user has no custom ACL (role ACLs apply).' }) hasCustomAcl: boolean;
-}
-
-export class ErrorDto {
-  @ApiProperty() error: string;
 }

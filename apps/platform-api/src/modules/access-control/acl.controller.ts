@@ -11,9 +11,9 @@ import {
 } from '@nestjs/swagger';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
+import { ErrorDto } from '../../core/http/common.dto.js';
 import {
   AclWriteResultDto,
-  ErrorDto,
   RoleAclDto,
   RoleAclQuery,
   UpdateRoleAclDto,

@@ -12,12 +12,10 @@ import {
 } from '@nestjs/swagger';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
+import { CreatedIdDto, ErrorDto, OkDto } from '../../core/http/common.dto.js';
 import {
-  CreatedIdDto,
   CreateRoleDto,
-  ErrorDto,
   ListRolesQuery,
-  OkDto,
   RoleIdQuery,
   RoleListDto,
   UpdateRoleDto,

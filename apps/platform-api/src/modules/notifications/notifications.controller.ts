@@ -14,7 +14,7 @@ import {
 import { DomainError } from '@app/service-kit';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { ErrorDto } from '../access-control/access-control.dto.js';
+import { ErrorDto } from '../../core/http/common.dto.js';
 import { NotificationDispatchService } from './notification-dispatch.service.js';
 import { NotificationSettingsService } from './notification-settings.service.js';
 import {

@@ -2,7 +2,7 @@ import { Controller, Get, Header, Query } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { CurrentAuth } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { ErrorDto } from '../access-control/access-control.dto.js';
+import { ErrorDto } from '../../core/http/common.dto.js';
 import { DeclaredEventsService } from './declared-events.service.js';
 import { EventStreamService } from './event-stream.service.js';
 import { DeclaredEventListDto, ListEventsQuery } from './platform-events.dto.js';

@@ -12,15 +12,16 @@ import {
 } from '@nestjs/swagger';
 import { ClientIp, CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { ConsentListDto, ConsentRecordDto, ConsentsQuery, CreateConsentDto, UsersErrorDto } from './users.dto.js';
+import { ErrorDto } from '../../core/http/common.dto.js';
+import { ConsentListDto, ConsentRecordDto, ConsentsQuery, CreateConsentDto } from './users.dto.js';
 import { UserConsentsService } from './user-consents.service.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: UsersErrorDto })
-@ApiForbiddenResponse({ type: UsersErrorDto, description: 'Missing auth.users.edit, or the user is outside the caller’s organizations.' })
-@ApiBadRequestResponse({ type: UsersErrorDto, description: 'Invalid user id or payload.' })
-@ApiNotFoundResponse({ type: UsersErrorDto, description: '`{error: "user not found"}` (not in the caller’s tenant).' })
+@ApiUnauthorizedResponse({ type: ErrorDto })
+@ApiForbiddenResponse({ type: ErrorDto, description: 'Missing auth.users.edit, or the user is outside the caller’s organizations.' })
+@ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid user id or payload.' })
+@ApiNotFoundResponse({ type: ErrorDto, description: '`{error: "user not found"}` (not in the caller’s tenant).' })
 @Controller('auth/users/consents')
 export class UserConsentsController {
   constructor(private readonly consents: UserConsentsService) {}

@@ -15,23 +15,14 @@ import {
 } from '@nestjs/swagger';
 import { ClientIp, CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import {
-  CreateUserDto,
-  ListUsersQuery,
-  ResendInviteDto,
-  UpdateUserDto,
-  UserCreatedDto,
-  UserIdQuery,
-  UserListDto,
-  UsersErrorDto,
-  UsersOkDto,
-} from './users.dto.js';
+import { CreatedIdDto, ErrorDto, OkDto } from '../../core/http/common.dto.js';
+import { CreateUserDto, ListUsersQuery, ResendInviteDto, UpdateUserDto, UserIdQuery, UserListDto } from './users.dto.js';
 import { UsersService } from './users.service.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: UsersErrorDto, description: 'No valid token.' })
-@ApiForbiddenResponse({ type: UsersErrorDto, description: 'Missing feature, or outside the caller’s tenant scope, organizations or grant boundary.' })
+@ApiUnauthorizedResponse({ type: ErrorDto, description: 'No valid token.' })
+@ApiForbiddenResponse({ type: ErrorDto, description: 'Missing feature, or outside the caller’s tenant scope, organizations or grant boundary.' })
 @Controller('auth/users')
 export class UsersController {
   constructor(private readonly users: UsersService) {}
@@ -45,7 +36,7 @@ export class UsersController {
       'organizations. Super administrators see every tenant unless `tenantId` narrows it.',
   })
   @ApiOkResponse({ type: UserListDto })
-  @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Invalid query (e.g. pageSize above 100, malformed UUID).' })
+  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid query (e.g. pageSize above 100, malformed UUID).' })
   list(@CurrentAuth() auth: AuthContext, @Query() query: ListUsersQuery) {
     return this.users.list(auth, query);
   }
@@ -60,9 +51,9 @@ export class UsersController {
       '`auth.users.create`; the response carries `X-Undo-Token`: undo removes the user as DELETE does (its sessions ' +
       'and setup token end; an invitation email already sent is not recalled), redo brings the same user back.',
   })
-  @ApiCreatedResponse({ type: UserCreatedDto })
-  @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Invalid payload, unknown tenant, organization not in the tenant, or a role not usable in the tenant.' })
-  @ApiConflictResponse({ type: UsersErrorDto, description: '`{error: "email already exists"}`' })
+  @ApiCreatedResponse({ type: CreatedIdDto })
+  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload, unknown tenant, organization not in the tenant, or a role not usable in the tenant.' })
+  @ApiConflictResponse({ type: ErrorDto, description: '`{error: "email already exists"}`' })
   create(@CurrentAuth() auth: AuthContext, @Body() body: CreateUserDto) {
     return this.users.create(auth, body);
   }
@@ -77,10 +68,10 @@ export class UsersController {
       'sets a password runs as `auth.users.password.update`: logged without the password hash, and not undoable (no ' +
       '`X-Undo-Token`); earlier edits of that user can no longer be undone either.',
   })
-  @ApiOkResponse({ type: UsersOkDto })
-  @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Invalid payload, nothing to update, organization not in the tenant, or unknown role.' })
-  @ApiNotFoundResponse({ type: UsersErrorDto, description: 'No such user in the caller’s tenant.' })
-  @ApiConflictResponse({ type: UsersErrorDto, description: '`{error: "email already exists"}`' })
+  @ApiOkResponse({ type: OkDto })
+  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload, nothing to update, organization not in the tenant, or unknown role.' })
+  @ApiNotFoundResponse({ type: ErrorDto, description: 'No such user in the caller’s tenant.' })
+  @ApiConflictResponse({ type: ErrorDto, description: '`{error: "email already exists"}`' })
   update(@CurrentAuth() auth: AuthContext, @Body() body: UpdateUserDto) {
     return this.users.update(auth, body);
   }
@@ -94,9 +85,9 @@ export class UsersController {
       '`X-Undo-Token`: undo restores the user with its roles and user ACL (409 if its email was taken meanwhile); ' +
       'its sessions and tokens stay ended.',
   })
-  @ApiOkResponse({ type: UsersOkDto })
-  @ApiBadRequestResponse({ type: UsersErrorDto, description: 'Missing or malformed id, or the caller’s own id.' })
-  @ApiNotFoundResponse({ type: UsersErrorDto, description: 'No such user in the caller’s tenant.' })
+  @ApiOkResponse({ type: OkDto })
+  @ApiBadRequestResponse({ type: ErrorDto, description: 'Missing or malformed id, or the caller’s own id.' })
+  @ApiNotFoundResponse({ type: ErrorDto, description: 'No such user in the caller’s tenant.' })
   remove(@CurrentAuth() auth: AuthContext, @Query() query: UserIdQuery) {
     return this.users.remove(auth, query.id);
   }
@@ -109,11 +100,11 @@ export class UsersController {
     description: 'Rate limit: 3 requests per 300 seconds per client IP (429 with Retry-After).',
   })
   @ApiHeader({ name: 'Origin', required: false, description: 'When present, must be one of PLATFORM_ALLOWED_ORIGINS.' })
-  @ApiOkResponse({ type: UsersOkDto })
-  @ApiBadRequestResponse({ type: UsersErrorDto, description: '`{error: "invalid request origin"}`, or a malformed id.' })
-  @ApiNotFoundResponse({ type: UsersErrorDto, description: '`{error: "user not found"}`' })
-  @ApiConflictResponse({ type: UsersErrorDto, description: '`{error: "user already has a password"}`' })
-  @ApiTooManyRequestsResponse({ type: UsersErrorDto })
+  @ApiOkResponse({ type: OkDto })
+  @ApiBadRequestResponse({ type: ErrorDto, description: '`{error: "invalid request origin"}`, or a malformed id.' })
+  @ApiNotFoundResponse({ type: ErrorDto, description: '`{error: "user not found"}`' })
+  @ApiConflictResponse({ type: ErrorDto, description: '`{error: "user already has a password"}`' })
+  @ApiTooManyRequestsResponse({ type: ErrorDto })
   resendInvite(
     @CurrentAuth() auth: AuthContext,
     @Body() body: ResendInviteDto,

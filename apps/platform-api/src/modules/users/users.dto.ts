@@ -15,6 +15,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
+import { trimString } from '../../core/http/common.dto.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/credentials.js';
 
 export const USERS_PAGE_SIZE_DEFAULT = 50;
@@ -24,7 +25,6 @@ export const USER_ROLES_MAX = 50;
 export const CONSENT_TYPE_MAX_LENGTH = 100;
 export const CONSENT_SOURCE_MAX_LENGTH = 100;
 
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
 // ---- requests ---------------------------------------------------------------------------------
 
@@ -39,7 +39,7 @@ export class ListUsersQuery {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(USERS_PAGE_SIZE_MAX) pageSize?: number;
 
   @ApiPropertyOptional({ maxLength: 200, description: 'Case-insensitive substring of the email or the name.' })
-  @IsOptional() @Transform(trim) @IsString() @MaxLength(200) search?: string;
+  @IsOptional() @Transform(trimString) @IsString() @MaxLength(200) search?: string;
 
   @ApiPropertyOptional({
     format: 'uuid',
@@ -58,7 +58,7 @@ export class ListUsersQuery {
 
 export class CreateUserDto {
   @ApiProperty({ maxLength: 320, description: 'Stored lower-cased; unique per tenant (409 otherwise).' })
-  @Transform(trim) @IsEmail() @MaxLength(320) email: string;
+  @Transform(trimString) @IsEmail() @MaxLength(320) email: string;
 
   @ApiPropertyOptional({
     minLength: PASSWORD_MIN_LENGTH,
@@ -68,7 +68,7 @@ export class CreateUserDto {
   @IsOptional() @IsString() @MinLength(PASSWORD_MIN_LENGTH) @MaxLength(PASSWORD_MAX_LENGTH) password?: string;
 
   @ApiPropertyOptional({ maxLength: USER_NAME_MAX_LENGTH, description: 'Trimmed; blank means no name.' })
-  @IsOptional() @Transform(trim) @IsString() @MaxLength(USER_NAME_MAX_LENGTH) name?: string;
+  @IsOptional() @Transform(trimString) @IsString() @MaxLength(USER_NAME_MAX_LENGTH) name?: string;
 
   @ApiPropertyOptional({
     type: [String],
@@ -93,7 +93,7 @@ export class CreateUserDto {
 export class UpdateUserDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() id: string;
 
-  @ApiPropertyOptional({ maxLength: 320 }) @IsOptional() @Transform(trim) @IsEmail() @MaxLength(320) email?: string;
+  @ApiPropertyOptional({ maxLength: 320 }) @IsOptional() @Transform(trimString) @IsEmail() @MaxLength(320) email?: string;
 
   @ApiPropertyOptional({
     minLength: PASSWORD_MIN_LENGTH,
@@ -103,7 +103,7 @@ export class UpdateUserDto {
   @IsOptional() @IsString() @MinLength(PASSWORD_MIN_LENGTH) @MaxLength(PASSWORD_MAX_LENGTH) password?: string;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: USER_NAME_MAX_LENGTH, description: 'null or blank clears the name.' })
-  @IsOptional() @Transform(trim) @IsString() @MaxLength(USER_NAME_MAX_LENGTH) name?: string | null;
+  @IsOptional() @Transform(trimString) @IsString() @MaxLength(USER_NAME_MAX_LENGTH) name?: string | null;
 
   @ApiPropertyOptional({
     type: [String],
@@ -133,13 +133,13 @@ export class CreateConsentDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() userId: string;
 
   @ApiProperty({ minLength: 1, maxLength: CONSENT_TYPE_MAX_LENGTH, example: 'marketing_email', description: 'Trimmed.' })
-  @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(CONSENT_TYPE_MAX_LENGTH) consentType: string;
+  @Transform(trimString) @IsString() @IsNotEmpty() @MaxLength(CONSENT_TYPE_MAX_LENGTH) consentType: string;
 
   @ApiProperty({ description: 'true: consent given (grantedAt set); false: consent withdrawn (withdrawnAt set).' })
   @IsBoolean() isGranted: boolean;
 
   @ApiPropertyOptional({ maxLength: CONSENT_SOURCE_MAX_LENGTH, example: 'signup_form', description: 'Where the consent was collected; trimmed, blank means none.' })
-  @IsOptional() @Transform(trim) @IsString() @MaxLength(CONSENT_SOURCE_MAX_LENGTH) source?: string;
+  @IsOptional() @Transform(trimString) @IsString() @MaxLength(CONSENT_SOURCE_MAX_LENGTH) source?: string;
 }
 
 // ---- responses (OpenAPI) ----------------------------------------------------------------------
@@ -166,18 +166,6 @@ export class UserListDto {
   @ApiProperty({ type: 'integer', description: 'At least 1.' }) totalPages: number;
   @ApiProperty({ type: 'integer' }) page: number;
   @ApiProperty({ type: 'integer' }) pageSize: number;
-}
-
-export class UserCreatedDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-}
-
-export class UsersOkDto {
-  @ApiProperty({ type: Boolean, example: true }) ok: true;
-}
-
-export class UsersErrorDto {
-  @ApiProperty() error: string;
 }
 
 export class ConsentRecordDto {
