@@ -4,10 +4,9 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
+import { REDO_PATH, UNDO_PATH, undoRedoClient } from './support/undo-redo.js';
 
 type Auth = Record<string, string>;
-const UNDO = '/audit_logs/audit-logs/actions/undo';
-const REDO = '/audit_logs/audit-logs/actions/redo';
 const ACTIONS = '/audit_logs/audit-logs/actions';
 const MANAGER = ['auth.roles.*', 'auth.acl.manage', 'auth.users.list', 'audit_logs.*'];
 
@@ -36,8 +35,8 @@ describe('undo and redo: POST /audit_logs/audit-logs/actions/undo|redo', () => {
     expect(res.headers['x-undo-token']).toEqual(expect.any(String));
     return { id: res.body.id as string, name, token: res.headers['x-undo-token'] as string };
   };
-  const undo = (auth: Auth, undoToken: unknown) => request(t.url).post(UNDO).set(auth).send({ undoToken });
-  const redo = (auth: Auth, logId: unknown) => request(t.url).post(REDO).set(auth).send({ logId });
+  const undo = (auth: Auth, undoToken: unknown) => undoRedoClient(t).undo(auth, undoToken);
+  const redo = (auth: Auth, logId: unknown) => undoRedoClient(t).redo(auth, logId);
   const entries = async (auth: Auth, query: object = {}) =>
     (await request(t.url).get(ACTIONS).set(auth).query({ pageSize: 200, ...query }).expect(200)).body.items as Record<string, any>[];
 
@@ -219,7 +218,7 @@ describe('undo and redo: POST /audit_logs/audit-logs/actions/undo|redo', () => {
     const role = await createRole(m.auth);
     expect((await undo(m.auth, role.token).expect(403)).body).toEqual({ error: expect.stringContaining('audit_logs.undo_self') });
     expect((await redo(m.auth, randomUUID()).expect(403)).body).toEqual({ error: expect.stringContaining('audit_logs.redo_self') });
-    await request(t.url).post(UNDO).send({ undoToken: role.token }).expect(401);
-    await request(t.url).post(REDO).send({ logId: randomUUID() }).expect(401);
+    await request(t.url).post(UNDO_PATH).send({ undoToken: role.token }).expect(401);
+    await request(t.url).post(REDO_PATH).send({ logId: randomUUID() }).expect(401);
   });
 });

@@ -3,10 +3,8 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
+import { undoRedoClient, type AuthHeaders } from './support/undo-redo.js';
 
-type Auth = Record<string, string>;
-const UNDO = '/audit_logs/audit-logs/actions/undo';
-const REDO = '/audit_logs/audit-logs/actions/redo';
 const MANAGER = ['auth.*', 'audit_logs.*'];
 
 describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', () => {
@@ -25,11 +23,9 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
 
   /** A manager of its own fresh tenant, so "the caller's latest entry" is never another test's. */
   const manager = () => f.loggedInUser(t, { features: MANAGER });
-  const undo = (auth: Auth, undoToken: string) => request(t.url).post(UNDO).set(auth).send({ undoToken });
-  const redo = (auth: Auth, logId: string) => request(t.url).post(REDO).set(auth).send({ logId });
-  /** The caller's newest action log entry. */
-  const lastEntry = async (actorId: string) =>
-    (await ds.query('SELECT * FROM action_logs WHERE actor_user_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1', [actorId]))[0];
+  const undo = (auth: AuthHeaders, undoToken: string) => undoRedoClient(t).undo(auth, undoToken);
+  const redo = (auth: AuthHeaders, logId: string) => undoRedoClient(t).redo(auth, logId);
+  const lastEntry = (actorId: string) => undoRedoClient(t).lastEntry(actorId);
   const roleAcls = (roleId: string) =>
     ds.query(
       'SELECT id, tenant_id, is_super_admin, features, organizations, created_at FROM role_acls WHERE role_id = $1 ORDER BY tenant_id',
@@ -38,7 +34,7 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
   const userAcl = async (userId: string) =>
     (await ds.query('SELECT id, tenant_id, is_super_admin, features, organizations, created_at FROM user_acls WHERE user_id = $1', [userId]))[0] ??
     null;
-  const granted = async (auth: Auth, features: string[]) =>
+  const granted = async (auth: AuthHeaders, features: string[]) =>
     (await request(t.url).post('/auth/feature-check').set(auth).send({ features }).expect(200)).body.granted;
 
   describe('PUT /auth/roles/acl (auth.roles.acl.update)', () => {

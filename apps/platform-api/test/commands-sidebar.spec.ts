@@ -3,10 +3,8 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
+import { undoRedoClient, type AuthHeaders } from './support/undo-redo.js';
 
-type Auth = Record<string, string>;
-const UNDO = '/audit_logs/audit-logs/actions/undo';
-const REDO = '/audit_logs/audit-logs/actions/redo';
 const MANAGER = ['auth.sidebar.manage', 'audit_logs.*'];
 
 const settings = (hidden: string[]) => ({ version: 2, groupOrder: [], groupLabels: {}, itemLabels: {}, hiddenItems: hidden, itemOrder: {} });
@@ -26,10 +24,9 @@ describe('commands: sidebar preferences and variants are undoable', () => {
   });
 
   const manager = () => f.loggedInUser(t, { features: MANAGER });
-  const undo = (auth: Auth, undoToken: string) => request(t.url).post(UNDO).set(auth).send({ undoToken });
-  const redo = (auth: Auth, logId: string) => request(t.url).post(REDO).set(auth).send({ logId });
-  const lastEntry = async (actorId: string) =>
-    (await ds.query('SELECT * FROM action_logs WHERE actor_user_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1', [actorId]))[0];
+  const undo = (auth: AuthHeaders, undoToken: string) => undoRedoClient(t).undo(auth, undoToken);
+  const redo = (auth: AuthHeaders, logId: string) => undoRedoClient(t).redo(auth, logId);
+  const lastEntry = (actorId: string) => undoRedoClient(t).lastEntry(actorId);
   /** Every preference row of the tenant, as stored (ids, and timestamps as text: to the microsecond). */
   const preferenceRows = (tenantId: string) =>
     ds.query(
@@ -39,7 +36,7 @@ describe('commands: sidebar preferences and variants are undoable', () => {
     );
   const variantRows = (userId: string) =>
     ds.query('SELECT id, name, is_active, settings, created_at::text, updated_at::text FROM sidebar_variants WHERE user_id = $1 ORDER BY created_at, id', [userId]);
-  const putPreferences = (auth: Auth, body: object) => request(t.url).put('/auth/sidebar/preferences').set(auth).send(body).expect(200);
+  const putPreferences = (auth: AuthHeaders, body: object) => request(t.url).put('/auth/sidebar/preferences').set(auth).send(body).expect(200);
 
   describe('PUT /auth/sidebar/preferences (auth.sidebar.preferences.update)', () => {
     it('user scope, first save: undo removes the row, redo saves it again', async () => {

@@ -4,10 +4,8 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { Factories, login, testIp } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
+import { undoRedoClient, type AuthHeaders } from './support/undo-redo.js';
 
-type Auth = Record<string, string>;
-const UNDO = '/audit_logs/audit-logs/actions/undo';
-const REDO = '/audit_logs/audit-logs/actions/redo';
 const MANAGER = ['auth.*', 'crm.*', 'audit_logs.*'];
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -26,10 +24,9 @@ describe('commands: POST/PUT/DELETE /auth/users and POST /auth/users/consents', 
   });
 
   const manager = () => f.loggedInUser(t, { features: MANAGER });
-  const undo = (auth: Auth, undoToken: string) => request(t.url).post(UNDO).set(auth).send({ undoToken });
-  const redo = (auth: Auth, logId: string) => request(t.url).post(REDO).set(auth).send({ logId });
-  const lastEntry = async (actorId: string) =>
-    (await ds.query('SELECT * FROM action_logs WHERE actor_user_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1', [actorId]))[0];
+  const undo = (auth: AuthHeaders, undoToken: string) => undoRedoClient(t).undo(auth, undoToken);
+  const redo = (auth: AuthHeaders, logId: string) => undoRedoClient(t).redo(auth, logId);
+  const lastEntry = (actorId: string) => undoRedoClient(t).lastEntry(actorId);
   const userRow = async (id: string) =>
     (await ds.query('SELECT id, tenant_id, organization_id, email, name, password_hash, created_at, deleted_at FROM users WHERE id = $1', [id]))[0];
   const roleIdsOf = async (userId: string) =>
