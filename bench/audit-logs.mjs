@@ -31,6 +31,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { APPS, REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
 import { freePort, httpOk, redactUrl, redisPing, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
+import { runBenchScript } from './lib/run-script.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -373,25 +374,10 @@ function printTable(header, rows) {
   for (const c of cells) console.log(line(c));
 }
 
-let exitCode = 0;
 let cleaning;
 const cleanup = () =>
   (cleaning ??= (async () => {
     await stopProcesses(children, 10_000);
     await dropDatabase().catch((err) => console.error(`could not drop platform_bench_audit: ${err.message}`));
   })());
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    console.error(`bench: ${signal}, cleaning up`);
-    cleanup().finally(() => process.exit(130));
-  });
-}
-try {
-  await main();
-} catch (err) {
-  console.error(err.oneLine ? `bench: ${err.message}` : err);
-  exitCode = 1;
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+await runBenchScript('bench', main, cleanup);

@@ -15,6 +15,7 @@ import {
   APPS, REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase,
 } from '../scripts/lib/apps.mjs';
 import { freePort, httpOk, redactUrl, redisPing, sleep, waitUntil } from '../scripts/lib/probes.mjs';
+import { runBenchScript } from './lib/run-script.mjs';
 
 const USERS = positiveInt('BENCH_FANOUT_USERS', 10_000);
 const RUNS = positiveInt('BENCH_FANOUT_RUNS', 3);
@@ -217,20 +218,4 @@ function cleanup() {
   return cleaning;
 }
 
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    console.error(`fanout: ${signal}, cleaning up`);
-    cleanup().finally(() => process.exit(130));
-  });
-}
-
-let exitCode = 0;
-try {
-  await main();
-} catch (err) {
-  console.error(err.oneLine ? `fanout: ${err.message}` : err);
-  exitCode = 1;
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+await runBenchScript('fanout', main, cleanup);

@@ -15,6 +15,7 @@ import {
   APPS, REPO_ROOT, describeExit, entryPoint, missingEntryPoints, parseAppList, spawnNode, stopProcesses, withDatabase,
 } from '../scripts/lib/apps.mjs';
 import { freePort, httpOk, redactUrl, redisPing, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
+import { runBenchScript } from './lib/run-script.mjs';
 
 /**
  * What is measured. Append entries to add endpoints:
@@ -375,20 +376,4 @@ async function main() {
   console.log(`\nwritten: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
 }
 
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    console.error(`bench: ${signal}, cleaning up`);
-    cleanup().finally(() => process.exit(130));
-  });
-}
-
-let exitCode = 0;
-try {
-  await main();
-} catch (err) {
-  console.error(err.oneLine ? `bench: ${err.message}` : err);
-  exitCode = 1;
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+await runBenchScript('bench', main, cleanup);
