@@ -5,8 +5,13 @@ import { ApiAuthModule } from './core/auth/api-auth.module.js';
 import { CoreModule } from './core/core.module.js';
 import { HttpCoreModule } from './core/http.module.js';
 import { ContactsModule } from './modules/contacts/contacts.module.js';
+import { DeliveryModule } from './modules/delivery/delivery.module.js';
+import { DomainsModule } from './modules/domains/domains.module.js';
 import { EventsModule } from './modules/events/events.module.js';
 import { ProjectsModule } from './modules/projects/projects.module.js';
+import { SendModule } from './modules/send/send.module.js';
+import { TemplatesModule } from './modules/templates/templates.module.js';
+import { UnsubscribeModule } from './modules/unsubscribe/unsubscribe.module.js';
 import { VerifyModule } from './modules/verify/verify.module.js';
 
 /** The HTTP API. */
@@ -25,6 +30,11 @@ export class AppModule {
         ContactsModule,
         EventsModule,
         VerifyModule,
+        TemplatesModule,
+        DomainsModule,
+        DeliveryModule,
+        SendModule,
+        UnsubscribeModule,
         ...extraModules,
       ],
     };

@@ -11,6 +11,16 @@ export const MailErrorCode = {
   ProjectDisabled: 'PROJECT_DISABLED',
   /** 403: a public key (`pk_`) on a route that needs the secret key. */
   SecretKeyRequired: 'SECRET_KEY_REQUIRED',
+  /** 403: the sender address is not on a VERIFIED domain of the project. */
+  DomainNotVerified: 'DOMAIN_NOT_VERIFIED',
+  /** 409: the domain is already added to the project. */
+  DomainExists: 'DOMAIN_EXISTS',
+  /** 409: DELETE of a domain a template or an active campaign sends from. */
+  DomainInUse: 'DOMAIN_IN_USE',
+  /** 409: the Idempotency-Key was used with a different request body, or its first request is still running. */
+  IdempotencyConflict: 'IDEMPOTENCY_CONFLICT',
+  /** 400/422: an unsubscribe link whose signature does not match. */
+  InvalidUnsubscribeLink: 'INVALID_UNSUBSCRIBE_LINK',
 } as const;
 export type MailErrorCode = (typeof MailErrorCode)[keyof typeof MailErrorCode];
 
@@ -102,3 +112,81 @@ export interface MailSuccess<T> {
   success: true;
   data: T;
 }
+
+export type MailTemplateType = 'TRANSACTIONAL' | 'MARKETING';
+
+/** Templates (`/templates`). `from` is the sender address, `fromName` its display name. */
+export interface MailTemplate {
+  id: string;
+  name: string;
+  description: string | null;
+  subject: string;
+  body: string;
+  from: string | null;
+  fromName: string | null;
+  replyTo: string | null;
+  type: MailTemplateType;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type MailDomainStatus = 'PENDING' | 'VERIFIED' | 'FAILED';
+
+/** A DNS record to publish: `name` fully qualified, TXT `value` unquoted. */
+export interface MailDnsRecord {
+  type: 'TXT';
+  name: string;
+  value: string;
+  /** Whether the last check found it (absent before the first check). */
+  verified?: boolean;
+}
+
+export interface MailDomain {
+  id: string;
+  domain: string;
+  status: MailDomainStatus;
+  verified: boolean;
+  records: MailDnsRecord[];
+  /** Why the last check failed, one line per missing or wrong record. */
+  failureReasons: string[];
+  lastCheckedAt: string | null;
+  verifiedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type MailAddressInput = string | { name?: string; email: string };
+
+export interface MailSendAttachment {
+  filename: string;
+  /** Base64. */
+  content: string;
+  contentType?: string;
+}
+
+/** `POST /v1/send` (decisions.md "Mail" names the fields the spec leaves open). */
+export interface MailSendRequest {
+  to: MailAddressInput | MailAddressInput[];
+  subject?: string;
+  body?: string;
+  from?: MailAddressInput;
+  /** Sender display name (overrides `from.name` and the template's). */
+  name?: string;
+  /** Template id. */
+  template?: string;
+  data?: Record<string, unknown>;
+  /** Subscription state of contacts the send creates (default false); existing contacts keep theirs unless given. */
+  subscribed?: boolean;
+  headers?: Record<string, string>;
+  /** Reply-to address. */
+  reply?: string;
+  attachments?: MailSendAttachment[];
+}
+
+/** `POST /v1/send` → `{success: true, data}`. `email` is the email id. */
+export interface MailSendResult {
+  emails: { contact: { id: string; email: string }; email: string }[];
+  timestamp: string;
+}
+
+export type MailEmailStatus = 'QUEUED' | 'SENDING' | 'SENT' | 'FAILED';

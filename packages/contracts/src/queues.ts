@@ -13,6 +13,11 @@ export type PlatformQueue = (typeof PlatformQueue)[keyof typeof PlatformQueue];
 export const MailQueue = {
   /** Housekeeping jobs of the mail service. */
   Maintenance: 'mail-maintenance',
+  /**
+   * Outgoing emails, one job per email row. One queue whatever the source (transactional sends,
+   * campaigns, workflows): its BullMQ limiter is the deployment-wide MAIL_RATE_PER_SECOND.
+   */
+  Email: 'mail-email',
 } as const;
 export type MailQueue = (typeof MailQueue)[keyof typeof MailQueue];
 
@@ -100,3 +105,32 @@ export interface NotificationEmailPayload {
   tenantId: string;
   batchId: string;
 }
+
+export const MailEmailJob = {
+  /** Deliver one email row (idempotent on the email id: a SENT or FAILED row is never sent again). */
+  Deliver: 'email.deliver',
+} as const;
+
+export interface MailEmailDeliverPayload {
+  emailId: string;
+  projectId: string;
+}
+
+/**
+ * BullMQ priorities of the email queue (lower runs first): transactional mail overtakes queued
+ * campaign and workflow mail.
+ */
+export const MailEmailPriority = {
+  Transactional: 1,
+  Workflow: 5,
+  Campaign: 10,
+} as const;
+
+export const MailMaintenanceJob = {
+  /** Recheck the DNS records of pending domains (repeatable). */
+  RecheckDomains: 'domains.recheck',
+  /** Re-enqueue QUEUED emails whose job is missing (Redis lost) and release stale SENDING claims (repeatable). */
+  RequeueEmails: 'emails.requeue',
+  /** Delete Idempotency-Key records older than 24 h (repeatable). */
+  PurgeIdempotencyKeys: 'idempotency.purge',
+} as const;

@@ -2,7 +2,7 @@ import { Expose, Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { ConfigError, defaultDataDir, loadConfig } from '@app/service-kit';
+import { ConfigError, defaultDataDir, devSecret, loadConfig } from '@app/service-kit';
 import { PUBLIC_KEY_PATTERN, SECRET_KEY_PATTERN } from '../modules/projects/project-keys.js';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
@@ -33,6 +33,11 @@ export class MailEnv {
   @Expose() @Matches(HTTP_URL) MAIL_PUBLIC_URL = 'http://localhost:3001';
   @Expose() @Type(() => Number) @IsInt() @Min(1) MAIL_RATE_LIMIT_PER_MINUTE = 1000;
   @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(3600) MAIL_KEY_CACHE_TTL_SECONDS = 30;
+  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(1000) MAIL_SEND_CONCURRENCY = 32;
+  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100) MAIL_SMTP_POOL_SIZE = 5;
+  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(3600) MAIL_SEND_LOCK_SECONDS = 30;
+  @Expose() @Type(() => Number) @IsInt() @Min(5) MAIL_DOMAIN_RECHECK_SECONDS = 600;
+  @Expose() @IsOptional() @IsString() MAIL_LINK_SECRET?: string;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
@@ -60,6 +65,16 @@ export interface MailConfig {
   rateLimitPerMinute: number;
   /** How long an API key's project is cached in process; 0 = look it up on every request. */
   keyCacheTtlSeconds: number;
+  /** Emails one worker process delivers at once (the email queue's concurrency). */
+  sendConcurrency: number;
+  /** Pooled SMTP connections per worker process. */
+  smtpPoolSize: number;
+  /** BullMQ lock of an email job: a worker that dies mid-job gives it back after this long. */
+  sendLockSeconds: number;
+  /** How often the worker rechecks the DNS of pending domains. */
+  domainRecheckSeconds: number;
+  /** HMAC key of unsubscribe links (required in production; a per-install dev secret otherwise). */
+  linkSecret: string;
 }
 
 export const MAIL_CONFIG = Symbol('MAIL_CONFIG');
@@ -85,6 +100,9 @@ function parseDnsServers(value: string | undefined): string[] {
 
 export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig {
   const e = loadConfig(MailEnv, env);
+  if (!e.MAIL_LINK_SECRET && e.NODE_ENV === 'production') {
+    throw new ConfigError('invalid configuration: MAIL_LINK_SECRET is required when NODE_ENV=production');
+  }
   if (Boolean(e.MAIL_BOOTSTRAP_SECRET_KEY) !== Boolean(e.MAIL_BOOTSTRAP_PUBLIC_KEY)) {
     throw new ConfigError('invalid configuration: MAIL_BOOTSTRAP_SECRET_KEY and MAIL_BOOTSTRAP_PUBLIC_KEY go together');
   }
@@ -108,5 +126,10 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     publicUrl: e.MAIL_PUBLIC_URL.replace(/\/+$/, ''),
     rateLimitPerMinute: e.MAIL_RATE_LIMIT_PER_MINUTE,
     keyCacheTtlSeconds: e.MAIL_KEY_CACHE_TTL_SECONDS,
+    sendConcurrency: e.MAIL_SEND_CONCURRENCY,
+    smtpPoolSize: e.MAIL_SMTP_POOL_SIZE,
+    sendLockSeconds: e.MAIL_SEND_LOCK_SECONDS,
+    domainRecheckSeconds: e.MAIL_DOMAIN_RECHECK_SECONDS,
+    linkSecret: e.MAIL_LINK_SECRET ?? devSecret(e.DATA_DIR, 'mail_link_secret'),
   };
 }

@@ -1,11 +1,23 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ON_JOB, type JobRoute } from './on-job.decorator.js';
 import { createBlockingClient, REDIS_SETTINGS, type RedisSettings } from './redis.js';
 
 type JobHandler = (job: Job) => Promise<unknown>;
+
+/** Per-queue worker settings (limiter, concurrency, lock duration, ...); connection and prefix are the runner's. */
+export type QueueWorkerOptions = Partial<Omit<WorkerOptions, 'connection' | 'prefix' | 'autorun'>>;
+
+export interface WorkerRunnerStartOptions {
+  /** Default concurrency of every queue's worker. */
+  concurrency?: number;
+  /** Only these queues (default: every queue with a handler). */
+  queues?: string[];
+  /** Overrides for single queues, e.g. the limiter of a sending queue. */
+  queueOptions?: Record<string, QueueWorkerOptions>;
+}
 
 /**
  * Consumer side: finds every `@OnJob` method and runs one BullMQ worker per queue that dispatches by
@@ -46,7 +58,7 @@ export class WorkerRunner implements OnApplicationShutdown {
     return byQueue;
   }
 
-  async start(options: { concurrency?: number; queues?: string[] } = {}): Promise<string[]> {
+  async start(options: WorkerRunnerStartOptions = {}): Promise<string[]> {
     const handlers = this.discoverHandlers();
     const queues = options.queues ?? [...handlers.keys()];
     for (const queue of queues) {
@@ -65,6 +77,7 @@ export class WorkerRunner implements OnApplicationShutdown {
           connection,
           prefix: this.settings.queuePrefix,
           concurrency: options.concurrency ?? 4,
+          ...options.queueOptions?.[queue],
           autorun: true,
         },
       );
