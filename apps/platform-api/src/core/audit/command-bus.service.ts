@@ -45,9 +45,8 @@ export class CommandBus {
     this.register(command as CommandDefinition<never, unknown>);
     const { result, undoToken, resourceId } = await this.dataSource.transaction(async (tx) => {
       const targetId = command.targetId?.(input) ?? null;
-      if (targetId && command.lock) await command.lock(tx, targetId);
-      const before = targetId ? await command.snapshot(tx, targetId) : null;
-      const outcome = await command.execute(tx, auth, input);
+      const before = targetId ? await command.snapshot(tx, targetId, { forUpdate: true }) : null;
+      const outcome = await command.execute(tx, auth, input, before);
       const after = await command.snapshot(tx, outcome.resourceId);
       const token = command.restore ? randomBytes(24).toString('base64url') : null;
       await this.record(tx, auth, {

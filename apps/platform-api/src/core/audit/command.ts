@@ -27,12 +27,14 @@ export interface CommandDefinition<TInput, TResult> {
   /** The resource an edit or delete targets (read before execution); omit for creates. */
   targetId?(input: TInput): string | null;
   /**
-   * Locks the target before the "before" snapshot, so a concurrent writer cannot commit between
-   * that snapshot and this command's write (an undo would then restore a stale state).
+   * The resource as JSON, or null when it does not exist. The bus takes the "before" snapshot with
+   * `forUpdate`: a command whose target can be written concurrently locks it in that same statement,
+   * so no writer commits between the snapshot and this command's write (an undo would then restore a
+   * stale state), at no extra round trip.
    */
-  lock?(tx: EntityManager, resourceId: string): Promise<void>;
-  snapshot(tx: EntityManager, resourceId: string): Promise<Snapshot | null>;
-  execute(tx: EntityManager, auth: AuthContext, input: TInput): Promise<CommandOutcome<TResult>>;
+  snapshot(tx: EntityManager, resourceId: string, options?: { forUpdate?: boolean }): Promise<Snapshot | null>;
+  /** `before`: the locked snapshot of the target (null for creates), so a command need not read it again. */
+  execute(tx: EntityManager, auth: AuthContext, input: TInput, before: Snapshot | null): Promise<CommandOutcome<TResult>>;
   /** Makes the resource equal to `snapshot` (null: remove it). Runs inside the undo/redo transaction. */
   restore?(tx: EntityManager, resourceId: string, snapshot: Snapshot | null): Promise<void>;
   /** After any commit of this command, its undo or its redo (cache invalidation and the like). */

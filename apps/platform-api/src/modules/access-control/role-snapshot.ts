@@ -5,8 +5,9 @@ import type { Snapshot } from '../../core/audit/command.js';
  * A role as the action log records it: the row, its ACL in every tenant, and its memberships, so an
  * undo of a delete brings back exactly what was there and an undo of a create notices later members.
  */
-export async function snapshotRole(tx: EntityManager, roleId: string): Promise<Snapshot | null> {
-  // One statement (it runs twice in every role command): the row with its ACLs and memberships.
+export async function snapshotRole(tx: EntityManager, roleId: string, options: { forUpdate?: boolean } = {}): Promise<Snapshot | null> {
+  // One statement (it runs twice in every role command): the row with its ACLs and memberships; the
+  // "before" one also locks the row (NO KEY UPDATE: memberships referencing it may still be added).
   const [role] = await tx.query(
     `SELECT r.id, r.tenant_id, r.name, r.created_at,
             COALESCE((SELECT json_agg(json_build_object('tenantId', a.tenant_id, 'isSuperAdmin', a.is_super_admin,
@@ -15,7 +16,7 @@ export async function snapshotRole(tx: EntityManager, roleId: string): Promise<S
                         FROM role_acls a WHERE a.role_id = r.id), '[]') AS acls,
             COALESCE((SELECT json_agg(json_build_object('userId', m.user_id, 'tenantId', m.tenant_id) ORDER BY m.user_id)
                         FROM user_roles m WHERE m.role_id = r.id), '[]') AS members
-       FROM roles r WHERE r.id = $1`,
+       FROM roles r WHERE r.id = $1 ${options.forUpdate ? 'FOR NO KEY UPDATE OF r' : ''}`,
     [roleId],
   );
   if (!role) return null;

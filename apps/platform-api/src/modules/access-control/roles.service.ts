@@ -4,7 +4,7 @@ import { DomainError } from '@app/service-kit';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { assertMayManage } from '../../core/auth/grant-boundary.js';
-import type { CommandDefinition } from '../../core/audit/command.js';
+import type { CommandDefinition, Snapshot } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
 import { AccessLogService } from '../../core/audit/access-log.service.js';
 import { restoreRole, snapshotRole } from './role-snapshot.js';
@@ -46,9 +46,6 @@ export class RolesService {
   /** What every role command shares: its snapshot and inverse, and ACL cache invalidation after commit. */
   private readonly roleCommandBase = {
     resourceKind: 'auth.role',
-    lock: async (tx: EntityManager, roleId: string) => {
-      await tx.query('SELECT 1 FROM roles WHERE id = $1 FOR NO KEY UPDATE', [roleId]);
-    },
     snapshot: snapshotRole,
     restore: restoreRole,
     afterCommit: () => this.cache.invalidateAcls(),
@@ -76,8 +73,9 @@ export class RolesService {
     actionType: 'edit',
     event: 'auth.role.updated',
     targetId: (input) => input.id,
-    execute: async (tx, auth, input) => {
-      const role = await this.findManageable(tx, auth, input.id, 'no key update');
+    execute: async (tx, auth, input, before) => {
+      // The bus's locked snapshot is the role as it stands: no second read of the row.
+      const role = await this.checkManageable(tx, auth, before && roleInScope(auth, before));
       if (input.name !== undefined && input.name !== role.name) {
         await withUniqueName(() => this.roles.rename(tx, role, input.name as string));
       }
@@ -155,13 +153,22 @@ export class RolesService {
     id: string,
     lock: 'update' | 'no key update',
   ): Promise<RoleRow> {
-    const role = await this.roles.findInScope(tx, id, auth.isSuperAdmin ? null : auth.tenantId, lock);
+    return this.checkManageable(tx, auth, await this.roles.findInScope(tx, id, auth.isSuperAdmin ? null : auth.tenantId, lock));
+  }
+
+  private async checkManageable(tx: Queryable, auth: AuthContext, role: RoleRow | null): Promise<RoleRow> {
     if (!role) throw DomainError.notFound('role not found');
     if (auth.isSuperAdmin) return role;
     if (role.tenantId === null) throw DomainError.forbidden('only a super administrator may change a global role');
     assertMayManage(auth, await this.acls.roleAcl(tx, role.tenantId, role.id));
     return role;
   }
+}
+
+/** The snapshot's role if the caller's scope (`RolesRepository.findInScope`) includes it: its tenant's roles and global ones. */
+function roleInScope(auth: AuthContext, snapshot: Snapshot): RoleRow | null {
+  const role = { id: snapshot.id as string, name: snapshot.name as string, tenantId: snapshot.tenantId as string | null };
+  return auth.isSuperAdmin || role.tenantId === null || role.tenantId === auth.tenantId ? role : null;
 }
 
 /** Runs an insert or rename, turning the unique-name violation into a 400. */
