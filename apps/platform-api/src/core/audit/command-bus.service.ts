@@ -17,6 +17,42 @@ interface ClaimedEntry {
   action_label: string | null;
 }
 
+interface LogEntry {
+  commandId: string;
+  label: string;
+  actionType: string;
+  resourceKind: string;
+  resourceId: string;
+  parent: { kind: string; id: string } | null;
+  before: Snapshot | null;
+  undoToken: string | null;
+  source: string;
+  context: Record<string, unknown> | null;
+}
+
+/** The log columns both insert paths write first ($1..$14), then snapshot_after, changes, changed_fields. */
+const LOG_COLUMNS = `tenant_id, organization_id, actor_user_id, command_id, action_label, action_type, resource_kind,
+  resource_id, parent_resource_kind, parent_resource_id, undo_token, snapshot_before, source, context`;
+
+function logValues(auth: AuthContext, e: LogEntry): unknown[] {
+  return [
+    auth.tenantId,
+    auth.organizationId,
+    auth.userId,
+    e.commandId,
+    e.label,
+    e.actionType,
+    e.resourceKind,
+    e.resourceId,
+    e.parent?.kind ?? null,
+    e.parent?.id ?? null,
+    e.undoToken,
+    e.before === null ? null : JSON.stringify(e.before),
+    e.source,
+    e.context === null ? null : JSON.stringify(e.context),
+  ];
+}
+
 /**
  * Runs mutations as commands: snapshot before, execute, snapshot after and the action log entry, all
  * in one transaction; then undo and redo of the caller's latest entries. Commands register themselves
@@ -47,9 +83,8 @@ export class CommandBus {
       const targetId = command.targetId?.(input) ?? null;
       const before = targetId ? await command.snapshot(tx, targetId, { forUpdate: true }) : null;
       const outcome = await command.execute(tx, auth, input, before);
-      const after = await command.snapshot(tx, outcome.resourceId);
       const token = command.restore ? randomBytes(24).toString('base64url') : null;
-      await this.record(tx, auth, {
+      const entry: LogEntry = {
         commandId: command.id,
         label: command.label,
         actionType: command.actionType,
@@ -57,11 +92,12 @@ export class CommandBus {
         resourceId: outcome.resourceId,
         parent: outcome.parent ?? null,
         before,
-        after,
         undoToken: token,
         source: 'api',
         context,
-      });
+      };
+      if (command.snapshotSql) await this.recordWithSnapshotSql(tx, auth, entry, command.snapshotSql);
+      else await this.record(tx, auth, { ...entry, after: await command.snapshot(tx, outcome.resourceId) });
       return { result: outcome.result, undoToken: token, resourceId: outcome.resourceId };
     });
     await this.afterCommit(auth, command, resourceId);
@@ -155,45 +191,29 @@ export class CommandBus {
   private async record(
     tx: EntityManager,
     auth: AuthContext,
-    e: {
-      commandId: string;
-      label: string;
-      actionType: string;
-      resourceKind: string;
-      resourceId: string;
-      parent: { kind: string; id: string } | null;
-      before: Snapshot | null;
-      after: Snapshot | null;
-      undoToken: string | null;
-      source: string;
-      context: Record<string, unknown> | null;
-    },
+    e: LogEntry & { after: Snapshot | null },
   ): Promise<void> {
     const changes = diffSnapshots(e.before, e.after);
     await tx.query(
-      `INSERT INTO action_logs (tenant_id, organization_id, actor_user_id, command_id, action_label, action_type,
-         resource_kind, resource_id, parent_resource_kind, parent_resource_id, undo_token,
-         snapshot_before, snapshot_after, changes, changed_fields, source, context)
+      `INSERT INTO action_logs (${LOG_COLUMNS}, snapshot_after, changes, changed_fields)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-      [
-        auth.tenantId,
-        auth.organizationId,
-        auth.userId,
-        e.commandId,
-        e.label,
-        e.actionType,
-        e.resourceKind,
-        e.resourceId,
-        e.parent?.kind ?? null,
-        e.parent?.id ?? null,
-        e.undoToken,
-        e.before === null ? null : JSON.stringify(e.before),
-        e.after === null ? null : JSON.stringify(e.after),
-        JSON.stringify(changes),
-        Object.keys(changes),
-        e.source,
-        e.context === null ? null : JSON.stringify(e.context),
-      ],
+      [...logValues(auth, e), e.after === null ? null : JSON.stringify(e.after), JSON.stringify(changes), Object.keys(changes)],
+    );
+  }
+
+  /**
+   * The log entry and the "after" snapshot in one statement: the snapshot query runs as a CTE, and
+   * `audit_changes` (SQL, same rule as `diffSnapshots`) derives `changes` from it.
+   */
+  private async recordWithSnapshotSql(tx: EntityManager, auth: AuthContext, e: LogEntry, snapshotSql: string): Promise<void> {
+    await tx.query(
+      `WITH after AS (${snapshotSql.replace(/\$1\b/g, '$15')})
+       INSERT INTO action_logs (${LOG_COLUMNS}, snapshot_after, changes, changed_fields)
+       SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text, $11::text,
+              $12::jsonb, $13::text, $14::jsonb, s.after, c.changes, ARRAY(SELECT jsonb_object_keys(c.changes))
+         FROM (SELECT (SELECT snapshot FROM after) AS after) s
+        CROSS JOIN LATERAL (SELECT audit_changes($12::jsonb, s.after) AS changes) c`,
+      [...logValues(auth, e), e.resourceId],
     );
   }
 

@@ -33,6 +33,12 @@ export interface CommandDefinition<TInput, TResult> {
    * stale state), at no extra round trip.
    */
   snapshot(tx: EntityManager, resourceId: string, options?: { forUpdate?: boolean }): Promise<Snapshot | null>;
+  /**
+   * The same snapshot as one SQL query (`$1` the resource id; one row with a jsonb column `snapshot`,
+   * none when the resource does not exist). Given, the bus takes the "after" snapshot inside the
+   * statement that writes the log entry: one round trip fewer on every command.
+   */
+  snapshotSql?: string;
   /** `before`: the locked snapshot of the target (null for creates), so a command need not read it again. */
   execute(tx: EntityManager, auth: AuthContext, input: TInput, before: Snapshot | null): Promise<CommandOutcome<TResult>>;
   /** Makes the resource equal to `snapshot` (null: remove it). Runs inside the undo/redo transaction. */

@@ -8,6 +8,7 @@ import { assertMayManage, checkGrant } from '../../core/auth/grant-boundary.js';
 import type { CommandDefinition } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
 import { restoreRoleAcls, restoreUserAcl, snapshotRoleForAcl, snapshotUserAcl } from './acl-snapshot.js';
+import { ROLE_SNAPSHOT_SQL } from './role-snapshot.js';
 import { AclsRepository, type StoredAcl } from './acls.repository.js';
 import { type Queryable, RolesRepository } from './roles.repository.js';
 
@@ -56,6 +57,7 @@ export class AclService {
     resourceKind: 'auth.role',
     targetId: (input) => input.roleId,
     snapshot: snapshotRoleForAcl,
+    snapshotSql: ROLE_SNAPSHOT_SQL,
     restore: restoreRoleAcls,
     afterCommit: () => this.cache.invalidateAcls(),
     execute: async (tx, auth, input) => {

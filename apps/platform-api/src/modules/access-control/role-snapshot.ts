@@ -4,30 +4,24 @@ import type { Snapshot } from '../../core/audit/command.js';
 /**
  * A role as the action log records it: the row, its ACL in every tenant, and its memberships, so an
  * undo of a delete brings back exactly what was there and an undo of a create notices later members.
+ * Built in SQL (one statement) so the command bus can fold the "after" snapshot into the log INSERT.
  */
+export const ROLE_SNAPSHOT_SQL = `
+  SELECT jsonb_build_object(
+           'id', r.id, 'tenantId', r.tenant_id, 'name', r.name,
+           'createdAt', to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+           'acls', COALESCE((SELECT jsonb_agg(jsonb_build_object('tenantId', a.tenant_id, 'isSuperAdmin', a.is_super_admin,
+                                                                 'features', a.features, 'organizations', a.organizations)
+                                              ORDER BY a.tenant_id)
+                               FROM role_acls a WHERE a.role_id = r.id), '[]'::jsonb),
+           'members', COALESCE((SELECT jsonb_agg(jsonb_build_object('userId', m.user_id, 'tenantId', m.tenant_id) ORDER BY m.user_id)
+                                  FROM user_roles m WHERE m.role_id = r.id), '[]'::jsonb)) AS snapshot
+    FROM roles r WHERE r.id = $1`;
+
+/** The "before" snapshot also locks the row (NO KEY UPDATE: memberships referencing it may still be added). */
 export async function snapshotRole(tx: EntityManager, roleId: string, options: { forUpdate?: boolean } = {}): Promise<Snapshot | null> {
-  // One statement (it runs twice in every role command): the row with its ACLs and memberships; the
-  // "before" one also locks the row (NO KEY UPDATE: memberships referencing it may still be added).
-  const [role] = await tx.query(
-    `SELECT r.id, r.tenant_id, r.name, r.created_at,
-            COALESCE((SELECT json_agg(json_build_object('tenantId', a.tenant_id, 'isSuperAdmin', a.is_super_admin,
-                                                        'features', a.features, 'organizations', a.organizations)
-                                      ORDER BY a.tenant_id)
-                        FROM role_acls a WHERE a.role_id = r.id), '[]') AS acls,
-            COALESCE((SELECT json_agg(json_build_object('userId', m.user_id, 'tenantId', m.tenant_id) ORDER BY m.user_id)
-                        FROM user_roles m WHERE m.role_id = r.id), '[]') AS members
-       FROM roles r WHERE r.id = $1 ${options.forUpdate ? 'FOR NO KEY UPDATE OF r' : ''}`,
-    [roleId],
-  );
-  if (!role) return null;
-  return {
-    id: role.id,
-    tenantId: role.tenant_id,
-    name: role.name,
-    createdAt: new Date(role.created_at).toISOString(),
-    acls: role.acls,
-    members: role.members,
-  };
+  const [row] = await tx.query(`${ROLE_SNAPSHOT_SQL} ${options.forUpdate ? 'FOR NO KEY UPDATE OF r' : ''}`, [roleId]);
+  return (row?.snapshot as Snapshot | undefined) ?? null;
 }
 
 /** Makes the role equal to the snapshot: row, ACLs and memberships; null deletes it (cascading). */

@@ -7,7 +7,7 @@ import { assertMayManage } from '../../core/auth/grant-boundary.js';
 import type { CommandDefinition, Snapshot } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
 import { AccessLogService } from '../../core/audit/access-log.service.js';
-import { restoreRole, snapshotRole } from './role-snapshot.js';
+import { restoreRole, ROLE_SNAPSHOT_SQL, snapshotRole } from './role-snapshot.js';
 import { ROLES_PAGE_SIZE_DEFAULT, type RoleListDto } from './access-control.dto.js';
 import { AclsRepository } from './acls.repository.js';
 import { isUniqueViolation } from '../../core/database/sql-helpers.js';
@@ -47,6 +47,7 @@ export class RolesService {
   private readonly roleCommandBase = {
     resourceKind: 'auth.role',
     snapshot: snapshotRole,
+    snapshotSql: ROLE_SNAPSHOT_SQL,
     restore: restoreRole,
     afterCommit: () => this.cache.invalidateAcls(),
   };
