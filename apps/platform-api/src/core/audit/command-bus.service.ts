@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../auth/auth-context.js';
+import { preparedQuery } from '../database/prepared-query.js';
 import { EventBus } from '../events/event-bus.service.js';
 import type { CommandDefinition, Snapshot } from './command.js';
 import { diffSnapshots, sameSnapshot } from './snapshot-diff.js';
@@ -194,7 +195,8 @@ export class CommandBus {
     e: LogEntry & { after: Snapshot | null },
   ): Promise<void> {
     const changes = diffSnapshots(e.before, e.after);
-    await tx.query(
+    await preparedQuery(
+      tx,
       `INSERT INTO action_logs (${LOG_COLUMNS}, snapshot_after, changes, changed_fields)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
       [...logValues(auth, e), e.after === null ? null : JSON.stringify(e.after), JSON.stringify(changes), Object.keys(changes)],
@@ -206,7 +208,8 @@ export class CommandBus {
    * `audit_changes` (SQL, same rule as `diffSnapshots`) derives `changes` from it.
    */
   private async recordWithSnapshotSql(tx: EntityManager, auth: AuthContext, e: LogEntry, snapshotSql: string): Promise<void> {
-    await tx.query(
+    await preparedQuery(
+      tx,
       `WITH after AS (${snapshotSql.replace(/\$1\b/g, '$15')})
        INSERT INTO action_logs (${LOG_COLUMNS}, snapshot_after, changes, changed_fields)
        SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text, $11::text,

@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Snapshot } from '../../core/audit/command.js';
+import { preparedQuery } from '../../core/database/prepared-query.js';
 
 /**
  * A role as the action log records it: the row, its ACL in every tenant, and its memberships, so an
@@ -20,7 +21,7 @@ export const ROLE_SNAPSHOT_SQL = `
 
 /** The "before" snapshot also locks the row (NO KEY UPDATE: memberships referencing it may still be added). */
 export async function snapshotRole(tx: EntityManager, roleId: string, options: { forUpdate?: boolean } = {}): Promise<Snapshot | null> {
-  const [row] = await tx.query(`${ROLE_SNAPSHOT_SQL} ${options.forUpdate ? 'FOR NO KEY UPDATE OF r' : ''}`, [roleId]);
+  const [row] = await preparedQuery<{ snapshot: Snapshot }>(tx, `${ROLE_SNAPSHOT_SQL} ${options.forUpdate ? 'FOR NO KEY UPDATE OF r' : ''}`, [roleId]);
   return (row?.snapshot as Snapshot | undefined) ?? null;
 }
 
