@@ -84,6 +84,29 @@ const SCENARIOS = [
       return { headers };
     },
   },
+  // Issue 7: a send validates, upserts the contact, writes the email row (one transaction) and enqueues
+  // it; the bench runs no worker, so this is the API side alone. The sending domain is inserted as
+  // VERIFIED (DNS verification is not what is measured); the key pair is a throwaway.
+  {
+    app: 'mail',
+    name: 'POST /v1/send (one recipient)',
+    method: 'POST',
+    path: '/v1/send',
+    body: '{"to":"r[<id>]@example.com","from":{"name":"Bench","email":"bench@bench.example.com"},"subject":"Hello {{name}}","body":"<p>Hi {{name}}, your code is {{code}}.</p>","data":{"name":"Ada","code":"123456"}}',
+    headers: { 'content-type': 'application/json' },
+    setup: async (ctx) => {
+      const { generateKeyPairSync } = await import('node:crypto');
+      const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      await ctx.sql(
+        'mail',
+        `INSERT INTO domains (project_id, domain, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
+         SELECT id, 'bench.example.com', 'VERIFIED', 'bench', 'bench', $1, $2, now() FROM projects
+         ON CONFLICT DO NOTHING`,
+        [privateKey.export({ type: 'pkcs8', format: 'pem' }), publicKey.export({ type: 'spki', format: 'der' }).toString('base64')],
+      );
+      return { headers: await ctx.mailAuthHeaders() };
+    },
+  },
   {
     app: 'mail',
     name: 'GET /contacts?limit=20',
@@ -221,6 +244,17 @@ function makeContext(urls, credentials) {
       return { authorization: `Bearer ${platformToken}` };
     },
     mailAuthHeaders: async () => ({ authorization: `Bearer ${credentials.mail.secretKey}` }),
+    /** One statement against an app's bench database (setup that has no API, e.g. a pre-verified domain). */
+    async sql(app, text, params = []) {
+      const url = benchDatabases.find((u) => new URL(u).pathname.slice(1) === `${APPS[app].database}_bench`);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        return (await client.query(text, params)).rows;
+      } finally {
+        await client.end();
+      }
+    },
   };
 }
 

@@ -39,6 +39,8 @@ export async function createMailHttpApp(
   options: { extraModules?: Type[] } = {},
 ): Promise<NestExpressApplication> {
   return createHttpApp(AppModule.forRoot(config, options.extraModules), {
+    // POST /v1/send carries up to 10 MB of attachments, base64 (4/3) in JSON.
+    bodyLimit: '16mb',
     configure: (app) => {
       app.enableCors((req: { url?: string }, callback: (error: Error | null, options: object) => void) =>
         callback(null, req.url?.startsWith('/v1/track') ? TRACK_CORS : { origin: false }),

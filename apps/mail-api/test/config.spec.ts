@@ -28,7 +28,20 @@ describe('mail config', () => {
       publicUrl: 'http://localhost:3001',
       rateLimitPerMinute: 1000,
       keyCacheTtlSeconds: 30,
+      sendConcurrency: 32,
+      smtpPoolSize: 5,
+      sendLockSeconds: 30,
+      domainRecheckSeconds: 600,
+      linkSecret: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
+  });
+
+  it('keeps the development link secret under DATA_DIR, the same across loads', () => {
+    expect(loadMailConfig({ DATA_DIR: dataDir }).linkSecret).toBe(loadMailConfig({ DATA_DIR: dataDir }).linkSecret);
+  });
+
+  it('requires MAIL_LINK_SECRET in production', () => {
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, NODE_ENV: 'production' })).toThrow(/MAIL_LINK_SECRET is required when NODE_ENV=production/);
   });
 
   it('DATA_DIR defaults to .data at the repository root', () => {
@@ -50,6 +63,11 @@ describe('mail config', () => {
       WORKER_CONCURRENCY: '8',
       MAIL_RATE_LIMIT_PER_MINUTE: '60',
       MAIL_KEY_CACHE_TTL_SECONDS: '0',
+      MAIL_SEND_CONCURRENCY: '64',
+      MAIL_SMTP_POOL_SIZE: '8',
+      MAIL_SEND_LOCK_SECONDS: '5',
+      MAIL_DOMAIN_RECHECK_SECONDS: '120',
+      MAIL_LINK_SECRET: 'link-secret',
     });
     expect(c).toMatchObject({
       env: 'production',
@@ -63,6 +81,11 @@ describe('mail config', () => {
       workerConcurrency: 8,
       rateLimitPerMinute: 60,
       keyCacheTtlSeconds: 0,
+      sendConcurrency: 64,
+      smtpPoolSize: 8,
+      sendLockSeconds: 5,
+      domainRecheckSeconds: 120,
+      linkSecret: 'link-secret',
     });
   });
 

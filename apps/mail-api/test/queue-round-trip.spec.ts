@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { MailQueue, MaintenanceJob } from '@app/contracts';
+import { MailEmailJob, MailMaintenanceJob, MailQueue, MaintenanceJob } from '@app/contracts';
 import { heartbeatKey, QueueService, WorkerRunner } from '@app/service-kit';
 import { WorkerModule } from '../src/worker.module.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
@@ -35,12 +35,15 @@ describe('mail BullMQ round trip through a real Redis', () => {
 
   it('the worker discovers the processors the modules declare', () => {
     const handlers = worker.get(WorkerRunner).discoverHandlers();
-    expect([...handlers.keys()]).toEqual([MailQueue.Maintenance]);
-    expect([...(handlers.get(MailQueue.Maintenance)?.keys() ?? [])]).toEqual([MaintenanceJob.WorkerHeartbeat]);
+    expect([...handlers.keys()].sort()).toEqual([MailQueue.Email, MailQueue.Maintenance].sort());
+    expect([...(handlers.get(MailQueue.Maintenance)?.keys() ?? [])].sort()).toEqual(
+      [MaintenanceJob.WorkerHeartbeat, MailMaintenanceJob.RecheckDomains, MailMaintenanceJob.RequeueEmails, MailMaintenanceJob.PurgeIdempotencyKeys].sort(),
+    );
+    expect([...(handlers.get(MailQueue.Email)?.keys() ?? [])]).toEqual([MailEmailJob.Deliver]);
   });
 
   it('a heartbeat enqueued by the API is processed by the worker', async () => {
-    expect(await worker.get(WorkerRunner).start({ concurrency: 2 })).toEqual([MailQueue.Maintenance]);
+    expect(await worker.get(WorkerRunner).start({ concurrency: 2, queues: [MailQueue.Maintenance] })).toEqual([MailQueue.Maintenance]);
     const probeId = randomUUID();
     const requestedAt = new Date().toISOString();
     const jobId = await api.app

@@ -20,6 +20,9 @@ export class MailDelivery1763850000000 implements MigrationInterface {
         dkim_private_key text NOT NULL,
         dkim_public_key text NOT NULL,
         last_checked_at timestamptz,
+        -- What the last check found for each record (null before the first check).
+        ownership_record_found boolean,
+        dkim_record_found boolean,
         verified_at timestamptz,
         failure_reasons text[] NOT NULL DEFAULT '{}',
         created_at timestamptz NOT NULL DEFAULT now(),
@@ -87,8 +90,9 @@ export class MailDelivery1763850000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX emails_project_id_idx ON emails (project_id, id)`);
     await q.query(`CREATE INDEX emails_contact_idx ON emails (contact_id, id)`);
-    // Re-queueing after a Redis loss, and the stale-claim sweep, read unfinished emails only.
-    await q.query(`CREATE INDEX emails_unfinished_idx ON emails (queued_at) WHERE status IN ('QUEUED', 'SENDING')`);
+    // Re-queueing after a Redis loss, and the stale-claim sweep, read unfinished emails only, keyset-paged
+    // by (queued_at, id): the rows of one send share their queued_at (one transaction's now()).
+    await q.query(`CREATE INDEX emails_unfinished_idx ON emails (queued_at, id) WHERE status IN ('QUEUED', 'SENDING')`);
 
     await q.query(`
       CREATE TABLE idempotency_keys (

@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
+import { TemplatesController } from './templates.controller.js';
+import { TemplatesRepository } from './templates.repository.js';
+import { TemplatesService } from './templates.service.js';
 
-/** Templates CRUD and the placeholder renderer the send path uses. */
-@Module({})
+/** Templates CRUD; `TemplatesService.findById` and `template-rendering.ts` serve the send path. */
+@Module({ controllers: [TemplatesController], providers: [TemplatesService, TemplatesRepository], exports: [TemplatesService] })
 export class TemplatesModule {}

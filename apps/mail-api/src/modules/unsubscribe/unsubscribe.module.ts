@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
+import { UnsubscribeController } from './unsubscribe.controller.js';
+import { UnsubscribeLinks } from './unsubscribe-links.js';
+import { UnsubscribeService } from './unsubscribe.service.js';
 
-/** Signed unsubscribe links and the public endpoint behind them. */
-@Module({})
+/** Signed unsubscribe links (used by delivery and the send endpoint's `{{unsubscribeUrl}}`) and the public endpoint behind them. */
+@Module({ controllers: [UnsubscribeController], providers: [UnsubscribeLinks, UnsubscribeService], exports: [UnsubscribeLinks] })
 export class UnsubscribeModule {}

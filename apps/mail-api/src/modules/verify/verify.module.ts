@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { DnsLookup } from './dns-lookup.service.js';
+import { DnsModule } from '../../core/dns/dns.module.js';
 import { VerifyController } from './verify.controller.js';
 import { VerifyService } from './verify.service.js';
 
-@Module({ controllers: [VerifyController], providers: [VerifyService, DnsLookup] })
+@Module({ imports: [DnsModule], controllers: [VerifyController], providers: [VerifyService] })
 export class VerifyModule {}

@@ -3,7 +3,7 @@ import { isEmail } from 'class-validator';
 import { createRequire } from 'node:module';
 import { domainToASCII } from 'node:url';
 import type { MailVerificationResult } from '@app/contracts';
-import { DnsLookup, type DnsOutcome } from './dns-lookup.service.js';
+import { DnsLookup, type DnsOutcome } from '../../core/dns/dns-lookup.service.js';
 import { isAliasDomain, isDisposableDomain, isPersonalDomain } from './email-domain-lists.js';
 
 const require = createRequire(import.meta.url);

@@ -8,7 +8,15 @@ export const DNS_TIMEOUT_MS = 2000;
 export const DNS_CACHE_TTL_MS = 5 * 60_000;
 const MAX_CACHE_ENTRIES = 10_000;
 
-export type DnsRecordType = 'NS' | 'MX' | 'A' | 'AAAA';
+export type DnsRecordType = 'NS' | 'MX' | 'A' | 'AAAA' | 'TXT';
+
+export interface DnsLookupOptions {
+  /**
+   * Ask the resolvers now, neither reading nor filling the cache: domain verification must see a record
+   * the user published a moment ago.
+   */
+  fresh?: boolean;
+}
 
 /**
  * found: records exist; none: the name exists without records of this type (NODATA); nxdomain: the
@@ -26,9 +34,9 @@ interface CacheEntry {
 }
 
 /**
- * DNS lookups for /v1/verify through the resolvers of `MAIL_DNS_SERVERS` (the system's when unset), and
- * never anything else: no fallback to other servers. Answers are cached in process (concurrent
- * lookups of one name share one query).
+ * DNS lookups (/v1/verify and sending-domain checks) through the resolvers of `MAIL_DNS_SERVERS` (the
+ * system's when unset), and never anything else: no fallback to other servers. Answers are cached in
+ * process (concurrent lookups of one name share one query) unless the caller asks for a fresh answer.
  */
 @Injectable()
 export class DnsLookup {
@@ -39,7 +47,9 @@ export class DnsLookup {
     if (config.dnsServers.length > 0) this.resolver.setServers(config.dnsServers);
   }
 
-  lookup(type: DnsRecordType, name: string): Promise<DnsOutcome> {
+  /** TXT records come back one string per record, its character-strings joined (RFC 7208 §3.3, RFC 6376 §3.6.2.2). */
+  lookup(type: DnsRecordType, name: string, options: DnsLookupOptions = {}): Promise<DnsOutcome> {
+    if (options.fresh) return this.query(type, name);
     const key = `${type} ${name}`;
     const cached = this.cache.get(key);
     if (cached && cached.expiresAt > Date.now()) return cached.outcome;
@@ -75,6 +85,8 @@ export class DnsLookup {
         return this.resolver.resolve4(name);
       case 'AAAA':
         return this.resolver.resolve6(name);
+      case 'TXT':
+        return (await this.resolver.resolveTxt(name)).map((strings) => strings.join(''));
     }
   }
 }

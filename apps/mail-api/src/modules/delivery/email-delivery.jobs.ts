@@ -1,0 +1,160 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { MailEmailJob, MailMaintenanceJob, MailQueue, type MailEmailDeliverPayload } from '@app/contracts';
+import { OnJob } from '@app/service-kit';
+import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
+import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
+import { EmailDeliveryQueue, priorityOf } from './email-delivery.queue.js';
+import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
+import { buildMessage } from './email-message.js';
+import { isPermanentFailure, MailTransport } from './mail-transport.js';
+
+/** Claims of one row before it is given up: a message that kills its worker every time must stop. */
+const MAX_CLAIMS = 12;
+const REQUEUE_BATCH = 1000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type DeliveryOutcome = { status: 'SENT' | 'FAILED'; providerMessageId?: string } | { status: 'SKIPPED'; reason: string };
+
+/**
+ * Exactly-once delivery of one email row. Postgres is the gate, BullMQ only schedules:
+ *
+ * 1. Claim: one UPDATE moves the row QUEUED → SENDING (or takes over a SENDING row whose claim has
+ *    lapsed: its worker died) and stamps `claimed_until = now() + MAIL_SEND_LOCK_SECONDS`. Only one
+ *    statement can win; a job that wins nothing (row SENT/FAILED, or held by a live claim) sends
+ *    nothing, so duplicate jobs, re-adds and BullMQ's at-least-once redelivery are harmless.
+ * 2. Send, then record the outcome: SENT (+ provider id), FAILED for a permanent refusal (SMTP 5xx,
+ *    no verified domain), or back to QUEUED for a transient one, with the job retried by BullMQ.
+ * 3. A worker killed mid-send leaves the row SENDING: BullMQ's lock (same length as the claim)
+ *    lapses, another worker gets the job, and its claim succeeds once `claimed_until` has passed
+ *    (until then the job waits, delayed, instead of completing unsent).
+ *
+ * The one window no local design closes: the relay accepted the message and the process died
+ * before SENT was committed. The email is then sent again, with the same deterministic Message-ID,
+ * so receivers and relays that deduplicate on it drop the copy.
+ */
+@Injectable()
+export class EmailDeliveryJobs {
+  private readonly logger = new Logger(EmailDeliveryJobs.name);
+
+  constructor(
+    private readonly emails: EmailDeliveryRepository,
+    private readonly transport: MailTransport,
+    private readonly links: UnsubscribeLinks,
+    private readonly queue: EmailDeliveryQueue,
+    @Inject(MAIL_CONFIG) private readonly config: MailConfig,
+  ) {}
+
+  @OnJob({ queue: MailQueue.Email, name: MailEmailJob.Deliver })
+  async deliver(job: Job<MailEmailDeliverPayload>): Promise<DeliveryOutcome> {
+    const { emailId, projectId } = job.data;
+    if (!UUID.test(emailId) || !UUID.test(projectId)) throw new UnrecoverableError(`malformed email job ${job.id}`);
+    const email = await this.emails.claim(emailId, projectId, this.config.sendLockSeconds);
+    if (!email) return this.notClaimed(job);
+    const refusal = this.refusal(email);
+    if (refusal) {
+      await this.emails.markFailed(email, refusal);
+      return { status: 'FAILED' };
+    }
+    try {
+      const unsubscribeUrl = email.type === 'MARKETING' ? this.links.urlFor(email.projectId, email.contactId!) : null;
+      const sent = await this.whileClaimed(email, () => this.transport.send(buildMessage(email, unsubscribeUrl), email.id));
+      await this.emails.markSent(email, sent.providerMessageId);
+      return { status: 'SENT', providerMessageId: sent.providerMessageId };
+    } catch (err) {
+      return this.onSendError(job, email, err);
+    }
+  }
+
+  /**
+   * Keeps the row's claim alive during a slow send, like BullMQ renews the job's lock: the claim
+   * must only lapse when this process is gone, not because a relay is slow.
+   */
+  private async whileClaimed<T>(email: ClaimedEmail, send: () => Promise<T>): Promise<T> {
+    const lockSeconds = this.config.sendLockSeconds;
+    const timer = setInterval(() => {
+      this.emails.extendClaim(email, lockSeconds).catch((err: Error) => this.logger.warn({ emailId: email.id, err: err.message }, 'claim renewal failed'));
+    }, (lockSeconds * 1000) / 2);
+    try {
+      return await send();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  /** Why a claimed email must not be sent at all (recorded as FAILED), or null. */
+  private refusal(email: ClaimedEmail): string | null {
+    if (email.attempts > MAX_CLAIMS) return `gave up after ${MAX_CLAIMS} delivery attempts`;
+    if (!email.dkim) return `no verified domain for the from address ${email.fromEmail}: verify its domain to send from it`;
+    // Marketing mail queued before the contact unsubscribed (or was deleted) must not go out after it;
+    // without a contact it could not carry the unsubscribe link it must have either.
+    if (email.type === 'MARKETING' && email.contactSubscribed === false) return 'contact unsubscribed before delivery';
+    if (email.type === 'MARKETING' && email.contactSubscribed === null) return 'contact deleted before delivery';
+    return null;
+  }
+
+  /**
+   * The claim found nothing. A finished (or unknown) email: done. A live claim elsewhere: this job
+   * came back early (BullMQ's lock lapsed a moment before the row's claim did, or a duplicate job):
+   * wait until the claim expires and look again, without spending an attempt.
+   */
+  private async notClaimed(job: Job<MailEmailDeliverPayload>): Promise<DeliveryOutcome> {
+    const state = await this.emails.state(job.data.emailId, job.data.projectId);
+    if (!state || state.status === 'SENT' || state.status === 'FAILED') {
+      return { status: 'SKIPPED', reason: state ? `already ${state.status}` : 'no such email' };
+    }
+    const until = Math.max(state.claimedUntil?.getTime() ?? 0, Date.now()) + 250 + Math.floor(Math.random() * 250);
+    await job.moveToDelayed(until, job.token);
+    throw new DelayedError();
+  }
+
+  /**
+   * SMTP 5xx: refused for good, FAILED now. Anything else (4xx, connection trouble) is worth
+   * retrying: the row goes back to QUEUED and the thrown error makes BullMQ retry with backoff;
+   * on the last attempt the row is FAILED instead.
+   */
+  private async onSendError(job: Job<MailEmailDeliverPayload>, email: ClaimedEmail, err: unknown): Promise<never> {
+    const message = describeError(err);
+    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    if (isPermanentFailure(err) || lastAttempt) {
+      await this.emails.markFailed(email, message);
+      throw new UnrecoverableError(message);
+    }
+    await this.emails.release(email, message);
+    throw err instanceof Error ? err : new Error(message);
+  }
+
+  /**
+   * Rebuilds the email queue from Postgres (repeatable, every minute): every email that should have
+   * a job but has none in Redis (lost with Redis, or dropped) gets one again. The job id is the email
+   * id, so the add cannot duplicate a job that exists; the existence check first keeps a long
+   * campaign backlog from being re-sent to Redis every minute.
+   */
+  @OnJob({ queue: MailQueue.Maintenance, name: MailMaintenanceJob.RequeueEmails })
+  async requeue(): Promise<{ checked: number; requeued: number }> {
+    let checked = 0;
+    let requeued = 0;
+    let after: { queuedAt: string; id: string } | null = null;
+    for (;;) {
+      const page = await this.emails.unfinished(after, REQUEUE_BATCH);
+      if (page.length === 0) break;
+      const existing = await this.queue.existingJobIds(page.map((e) => e.id));
+      const missing = page.filter((e) => !existing.has(e.id));
+      await this.queue.enqueue(missing.map((e) => ({ id: e.id, projectId: e.projectId, priority: priorityOf(e) })));
+      checked += page.length;
+      requeued += missing.length;
+      const last = page[page.length - 1];
+      after = { queuedAt: last.queuedAt, id: last.id };
+      if (page.length < REQUEUE_BATCH) break;
+    }
+    if (requeued > 0) this.logger.warn({ checked, requeued }, 're-enqueued emails that had no job');
+    return { checked, requeued };
+  }
+}
+
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const { code, responseCode, response } = err as Error & { code?: string; responseCode?: number; response?: string };
+  const detail = response ?? err.message;
+  return [responseCode ? `SMTP ${responseCode}` : code, detail].filter(Boolean).join(': ');
+}

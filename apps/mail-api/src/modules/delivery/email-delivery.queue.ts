@@ -1,0 +1,69 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import type { JobsOptions } from 'bullmq';
+import { MailEmailJob, MailEmailPriority, MailQueue, type MailEmailDeliverPayload } from '@app/contracts';
+import { QueueService, REDIS } from '@app/service-kit';
+
+/** Delivery attempts of one email (transient failures: SMTP 4xx, connection errors). */
+export const EMAIL_DELIVERY_ATTEMPTS = 8;
+
+export interface EmailToEnqueue {
+  id: string;
+  projectId: string;
+  /** A `MailEmailPriority` (lower runs first). */
+  priority: number;
+}
+
+/** The priority an email row gets when its job is rebuilt from Postgres. */
+export function priorityOf(email: { type: string; campaignId: string | null }): number {
+  if (email.type === 'TRANSACTIONAL') return MailEmailPriority.Transactional;
+  return email.campaignId ? MailEmailPriority.Campaign : MailEmailPriority.Workflow;
+}
+
+/**
+ * The job id is the email id: BullMQ ignores an add whose id exists, so enqueueing twice (a retried
+ * request, the requeue sweep) never makes a second job. Exponential backoff from 2 s over 8 attempts
+ * spans about 4 minutes of a relay's temporary refusals. Failed jobs are removed at once: the
+ * failure is recorded on the email row, and a lingering failed job would make the requeue sweep's
+ * add of that id a no-op.
+ */
+export function emailJobOptions(email: EmailToEnqueue): JobsOptions {
+  return {
+    jobId: email.id,
+    priority: email.priority,
+    attempts: EMAIL_DELIVERY_ATTEMPTS,
+    backoff: { type: 'exponential', delay: 2000 },
+    removeOnComplete: { age: 3600, count: 1000 },
+    removeOnFail: true,
+  };
+}
+
+/** Producer of the email queue (the send endpoint, campaigns and workflows enqueue through it). */
+@Injectable()
+export class EmailDeliveryQueue {
+  constructor(
+    private readonly queues: QueueService,
+    @Inject(REDIS) private readonly redis: Redis,
+  ) {}
+
+  /** One round trip for the whole batch. The rows must be committed first: the job reads them. */
+  async enqueue(emails: EmailToEnqueue[]): Promise<void> {
+    if (emails.length === 0) return;
+    await this.queues.queue(MailQueue.Email).addBulk(
+      emails.map((email) => ({
+        name: MailEmailJob.Deliver,
+        data: { emailId: email.id, projectId: email.projectId } satisfies MailEmailDeliverPayload,
+        opts: emailJobOptions(email),
+      })),
+    );
+  }
+
+  /** The ids among `ids` that have a job in Redis (in any state), in one pipelined round trip. */
+  async existingJobIds(ids: string[]): Promise<Set<string>> {
+    const queue = this.queues.queue(MailQueue.Email);
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.exists(queue.toKey(id));
+    const results = (await pipeline.exec()) ?? [];
+    return new Set(ids.filter((_, i) => results[i]?.[1] === 1));
+  }
+}

@@ -1,0 +1,96 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
+import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
+
+export interface SentMessage {
+  /** What the provider calls the message: the SMTP server's reply (it names its queue id), or the outbox file. */
+  providerMessageId: string;
+}
+
+/** A delivery that must not be retried: the server refused the message for good (SMTP 5xx). */
+export function isPermanentFailure(err: unknown): boolean {
+  const code = (err as { responseCode?: unknown })?.responseCode;
+  return typeof code === 'number' && code >= 500;
+}
+
+/**
+ * The one mail provider of a worker process (decisions.md "mail transport"): MAIL_SMTP_URL set →
+ * pooled SMTP through nodemailer (MAIL_SMTP_POOL_SIZE connections reused across messages, so the
+ * handshake is paid once per connection, not per email); unset → each message is written as
+ * `<MAIL_OUTBOX_DIR>/<emailId>.eml` for a developer to open.
+ */
+@Injectable()
+export class MailTransport implements OnApplicationShutdown {
+  private readonly logger = new Logger(MailTransport.name);
+  private readonly transporter: Transporter;
+  private readonly outboxDir: string | null;
+  private outboxReady?: Promise<unknown>;
+  private inFlight = 0;
+  private idle?: () => void;
+
+  constructor(@Inject(MAIL_CONFIG) config: MailConfig) {
+    if (config.smtpUrl) {
+      this.outboxDir = null;
+      this.transporter = nodemailer.createTransport({
+        url: config.smtpUrl,
+        pool: true,
+        maxConnections: config.smtpPoolSize,
+        // A pooled connection is recycled after this many messages; high, since the relay is ours.
+        maxMessages: 10_000,
+        connectionTimeout: 15_000,
+        greetingTimeout: 15_000,
+        // A worker slot stuck on a dead socket delays every email behind it; BullMQ retries instead.
+        socketTimeout: 60_000,
+      } as nodemailer.TransportOptions);
+    } else {
+      this.outboxDir = config.outboxDir;
+      this.transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+    }
+  }
+
+  get mode(): 'smtp' | 'outbox' {
+    return this.outboxDir ? 'outbox' : 'smtp';
+  }
+
+  /** Sends one message; `fileStem` names the outbox file (the email id). Throws nodemailer's errors. */
+  async send(message: SendMailOptions, fileStem: string): Promise<SentMessage> {
+    this.inFlight += 1;
+    try {
+      const info = await this.transporter.sendMail(message);
+      if (!this.outboxDir) return { providerMessageId: String(info.response ?? info.messageId) };
+      return { providerMessageId: await this.writeOutbox(fileStem, info.message as Buffer) };
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) this.idle?.();
+    }
+  }
+
+  /** Temp file + rename: a reader of the outbox never sees half a message, and a retry overwrites whole. */
+  private async writeOutbox(fileStem: string, raw: Buffer): Promise<string> {
+    const dir = this.outboxDir!;
+    this.outboxReady ??= mkdir(dir, { recursive: true });
+    await this.outboxReady;
+    const file = path.join(dir, `${fileStem}.eml`);
+    const temp = path.join(dir, `.${fileStem}.${process.pid}.tmp`);
+    await writeFile(temp, raw);
+    await rename(temp, file);
+    return file;
+  }
+
+  /**
+   * Closing the pool drops its queued messages, so wait (bounded) for the sends in flight: the
+   * worker runner lets active jobs finish on shutdown, and those jobs are sending through this pool.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    if (this.inFlight > 0) {
+      await Promise.race([new Promise<void>((resolve) => (this.idle = resolve)), new Promise((r) => setTimeout(r, 30_000).unref())]);
+    }
+    try {
+      this.transporter.close();
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'closing the mail transport failed');
+    }
+  }
+}

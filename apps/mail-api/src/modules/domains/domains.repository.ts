@@ -1,0 +1,176 @@
+import { Injectable } from '@nestjs/common';
+import type { MailDomain, MailDomainStatus } from '@app/contracts';
+import { Sql } from '../../core/database/sql.service.js';
+import { dkimRecordName, dkimRecordValue, ownershipRecordName, type DomainCheckResult } from './domain-records.js';
+
+/** Everything but the private key: API reads never load it, so no response can leak it. */
+const DOMAIN_COLUMNS =
+  'id, project_id, domain, status, verification_token, dkim_selector, dkim_public_key, ownership_record_found, ' +
+  'dkim_record_found, failure_reasons, last_checked_at, verified_at, created_at, updated_at';
+
+export interface DomainRow {
+  id: string;
+  project_id: string;
+  domain: string;
+  status: MailDomainStatus;
+  verification_token: string;
+  dkim_selector: string;
+  dkim_public_key: string;
+  ownership_record_found: boolean | null;
+  dkim_record_found: boolean | null;
+  failure_reasons: string[];
+  last_checked_at: Date | null;
+  verified_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface NewDomain {
+  domain: string;
+  verificationToken: string;
+  dkimSelector: string;
+  dkimPrivateKey: string;
+  dkimPublicKey: string;
+}
+
+/** What signing needs: the private key, read only for a VERIFIED domain. */
+export interface SigningRow {
+  id: string;
+  domain: string;
+  dkim_selector: string;
+  dkim_private_key: string;
+}
+
+/** `verified` appears on a record once a check has looked for it. */
+function withFound<T extends object>(record: T, found: boolean | null): T & { verified?: boolean } {
+  return found === null ? record : { ...record, verified: found };
+}
+
+export function toDomain(row: DomainRow): MailDomain {
+  return {
+    id: row.id,
+    domain: row.domain,
+    status: row.status,
+    verified: row.status === 'VERIFIED',
+    records: [
+      withFound({ type: 'TXT' as const, name: ownershipRecordName(row.domain), value: row.verification_token }, row.ownership_record_found),
+      withFound(
+        { type: 'TXT' as const, name: dkimRecordName(row.dkim_selector, row.domain), value: dkimRecordValue(row.dkim_public_key) },
+        row.dkim_record_found,
+      ),
+    ],
+    failureReasons: row.failure_reasons,
+    lastCheckedAt: row.last_checked_at?.toISOString() ?? null,
+    verifiedAt: row.verified_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export interface DomainListFilter {
+  limit: number;
+  beforeId?: string;
+  status?: MailDomainStatus;
+}
+
+@Injectable()
+export class DomainsRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async exists(projectId: string, domain: string): Promise<boolean> {
+    const rows = await this.sql.query(`SELECT 1 FROM domains WHERE project_id = $1 AND domain = $2`, [projectId, domain]);
+    return rows.length > 0;
+  }
+
+  /** Null when the project already has this domain (the unique index decides, also between racing requests). */
+  async insert(projectId: string, d: NewDomain): Promise<DomainRow | null> {
+    const [row] = await this.sql.query<DomainRow>(
+      `INSERT INTO domains (project_id, domain, verification_token, dkim_selector, dkim_private_key, dkim_public_key)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (project_id, domain) DO NOTHING
+       RETURNING ${DOMAIN_COLUMNS}`,
+      [projectId, d.domain, d.verificationToken, d.dkimSelector, d.dkimPrivateKey, d.dkimPublicKey],
+    );
+    return row ?? null;
+  }
+
+  /** One page (limit + 1 rows, newest first) and the total matching the filter. */
+  async list(projectId: string, filter: DomainListFilter): Promise<{ rows: DomainRow[]; total: number }> {
+    const params: unknown[] = [projectId];
+    const where = ['project_id = $1'];
+    if (filter.status) {
+      params.push(filter.status);
+      where.push(`status = $${params.length}`);
+    }
+    const pageParams = [...params];
+    const pageWhere = [...where];
+    if (filter.beforeId) {
+      pageParams.push(filter.beforeId);
+      pageWhere.push(`id < $${pageParams.length}`);
+    }
+    pageParams.push(filter.limit + 1);
+    const [rows, [{ total }]] = await Promise.all([
+      this.sql.query<DomainRow>(
+        `SELECT ${DOMAIN_COLUMNS} FROM domains WHERE ${pageWhere.join(' AND ')} ORDER BY id DESC LIMIT $${pageParams.length}`,
+        pageParams,
+      ),
+      this.sql.query<{ total: number }>(`SELECT count(*)::int AS total FROM domains WHERE ${where.join(' AND ')}`, params),
+    ]);
+    return { rows, total };
+  }
+
+  async findById(projectId: string, id: string): Promise<DomainRow | null> {
+    const [row] = await this.sql.query<DomainRow>(`SELECT ${DOMAIN_COLUMNS} FROM domains WHERE project_id = $1 AND id = $2`, [projectId, id]);
+    return row ?? null;
+  }
+
+  /**
+   * Records a check. `verified_at` keeps the time the domain first became VERIFIED in its current run
+   * of VERIFIED checks, and is cleared when it stops being VERIFIED. Null when the domain was deleted meanwhile.
+   */
+  async saveCheck(projectId: string, id: string, result: DomainCheckResult): Promise<DomainRow | null> {
+    const [row] = await this.sql.query<DomainRow>(
+      `UPDATE domains
+          SET status = $3::text,
+              ownership_record_found = $4,
+              dkim_record_found = $5,
+              failure_reasons = $6,
+              last_checked_at = now(),
+              verified_at = CASE WHEN $3::text = 'VERIFIED' THEN coalesce(verified_at, now()) END,
+              updated_at = now()
+        WHERE project_id = $1 AND id = $2
+        RETURNING ${DOMAIN_COLUMNS}`,
+      [projectId, id, result.status, result.ownershipFound, result.dkimFound, result.failureReasons],
+    );
+    return row ?? null;
+  }
+
+  /** The non-VERIFIED domains checked longest ago (never checked first), from domains_pending_idx. */
+  async pendingBatch(limit: number): Promise<DomainRow[]> {
+    return this.sql.query<DomainRow>(
+      `SELECT ${DOMAIN_COLUMNS} FROM domains WHERE status <> 'VERIFIED' ORDER BY last_checked_at ASC NULLS FIRST LIMIT $1`,
+      [limit],
+    );
+  }
+
+  async delete(projectId: string, id: string): Promise<boolean> {
+    const rows = await this.sql.query(`DELETE FROM domains WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id]);
+    return rows.length > 0;
+  }
+
+  async verifiedForSigning(projectId: string, domain: string): Promise<SigningRow | null> {
+    const [row] = await this.sql.query<SigningRow>(
+      `SELECT id, domain, dkim_selector, dkim_private_key FROM domains WHERE project_id = $1 AND domain = $2 AND status = 'VERIFIED'`,
+      [projectId, domain],
+    );
+    return row ?? null;
+  }
+
+  /** Templates of the project whose `from` address is on this domain; the expression is templates_from_domain_idx's. */
+  async templatesSendingFrom(projectId: string, domain: string, limit: number): Promise<{ id: string; name: string }[]> {
+    return this.sql.query<{ id: string; name: string }>(
+      `SELECT id, name FROM templates WHERE project_id = $1 AND lower(split_part(from_email, '@', 2)) = $2 ORDER BY id LIMIT $3`,
+      [projectId, domain, limit],
+    );
+  }
+}

@@ -1,0 +1,110 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { DataSource, type EntityManager } from 'typeorm';
+import { ErrorCode, MailEmailPriority, MailErrorCode, type FieldError, type MailSendResult } from '@app/contracts';
+import { DomainError } from '@app/service-kit';
+import type { ProjectContext } from '../../core/auth/project-context.js';
+import { EmailDeliveryQueue } from '../delivery/email-delivery.queue.js';
+import { DomainsService } from '../domains/domains.service.js';
+import { renderTemplate } from '../templates/template-rendering.js';
+import { TemplatesService } from '../templates/templates.service.js';
+import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
+import { resolveMessage, type ResolvedMessage } from './send-message.js';
+import type { SendEmailBody } from './send.dto.js';
+import { SendRepository, type EmailToInsert } from './send.repository.js';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+function validationError(problems: FieldError[]): DomainError {
+  return new DomainError(ErrorCode.ValidationError, `validation failed: ${problems.map((p) => p.message).join('; ')}`, {
+    status: 422,
+    details: problems,
+  });
+}
+
+/**
+ * POST /v1/send: resolves the message (template overlay, sender domain), then in one transaction
+ * takes the Idempotency-Key, upserts the recipients' contacts and writes one QUEUED email per
+ * recipient; after commit the emails are queued for the worker. Postgres is the source of truth: if
+ * the enqueue fails, the worker's requeue job picks the QUEUED rows up.
+ */
+@Injectable()
+export class SendService {
+  private readonly logger = new Logger(SendService.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly repository: SendRepository,
+    private readonly templates: TemplatesService,
+    private readonly domains: DomainsService,
+    private readonly unsubscribeLinks: UnsubscribeLinks,
+    private readonly deliveryQueue: EmailDeliveryQueue,
+  ) {}
+
+  async send(project: ProjectContext, body: SendEmailBody, idempotencyKey: string | undefined): Promise<MailSendResult> {
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw validationError([{ field: 'Idempotency-Key', code: 'isIdempotencyKey', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' }]);
+    }
+    const template = body.template ? await this.templates.findById(project, body.template) : null;
+    const problems: FieldError[] = [];
+    const message = resolveMessage(body, template, problems);
+    if (!message) throw validationError(problems);
+    await this.domains.senderDomain(project, message.from.email);
+
+    const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    const outcome = await this.dataSource.transaction(async (tx) => {
+      if (idempotencyKey !== undefined) {
+        const earlier = await this.repository.claimIdempotencyKey(tx, project.id, idempotencyKey, requestHash);
+        if (earlier) return { replay: this.replay(earlier.request_hash, requestHash, earlier.response), written: null };
+      }
+      const written = await this.write(tx, project, message, body);
+      if (idempotencyKey !== undefined) await this.repository.storeIdempotentResponse(tx, project.id, idempotencyKey, written.result);
+      return { replay: null, written };
+    });
+    if (!outcome.written) return outcome.replay;
+    await this.enqueue(project, outcome.written.emailIds);
+    return outcome.written.result;
+  }
+
+  private replay(storedHash: string, requestHash: string, response: MailSendResult): MailSendResult {
+    if (storedHash !== requestHash) {
+      throw new DomainError(MailErrorCode.IdempotencyConflict, 'this Idempotency-Key was used with a different request body', {
+        status: 409,
+        suggestion: 'Use a new Idempotency-Key for a different request.',
+      });
+    }
+    return response;
+  }
+
+  private async write(tx: EntityManager, project: ProjectContext, message: ResolvedMessage, body: SendEmailBody) {
+    const addresses = message.recipients.map((r) => r.email);
+    const contactIds = await this.repository.upsertRecipients(tx, project.id, addresses, body.subscribed ?? null);
+    const sendRequestId = message.attachments.length > 0 ? await this.repository.insertSendRequest(tx, project.id, message.attachments) : null;
+    const emails: EmailToInsert[] = message.recipients.map((to) => {
+      const contactId = contactIds.get(to.email.toLowerCase()) as string;
+      const variables = { ...body.data, email: to.email, unsubscribeUrl: this.unsubscribeLinks.urlFor(project.id, contactId) };
+      return {
+        contactId,
+        to,
+        // A substituted value must not start a new header line.
+        subject: renderTemplate(message.subject, variables, { escapeHtml: false }).replace(/[\r\n]+/g, ' '),
+        html: renderTemplate(message.body, variables, { escapeHtml: true }),
+      };
+    });
+    const emailIds = await this.repository.insertEmails(tx, project.id, { ...message, sendRequestId }, emails);
+    const result: MailSendResult = {
+      emails: emails.map((e) => ({ contact: { id: e.contactId, email: e.to.email }, email: emailIds.get(e.to.email.toLowerCase()) as string })),
+      timestamp: new Date().toISOString(),
+    };
+    return { result, emailIds: [...emailIds.values()] };
+  }
+
+  private async enqueue(project: ProjectContext, emailIds: string[]): Promise<void> {
+    try {
+      await this.deliveryQueue.enqueue(emailIds.map((id) => ({ id, projectId: project.id, priority: MailEmailPriority.Transactional })));
+    } catch (err) {
+      // Committed as QUEUED: the requeue job delivers them once the queue is reachable again.
+      this.logger.warn({ err: (err as Error).message, emails: emailIds.length }, 'enqueue failed; emails stay QUEUED for the requeue job');
+    }
+  }
+}

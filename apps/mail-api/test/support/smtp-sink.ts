@@ -1,0 +1,152 @@
+import type { AddressInfo } from 'node:net';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+
+export interface SinkMessage {
+  raw: Buffer;
+  /** Date.now() when the sink answered 250 to DATA (the message counts as delivered from then). */
+  receivedAt: number;
+  envelope: { from: string; to: string[] };
+  /** The Message-ID header as sent (with angle brackets), or null. */
+  messageId: string | null;
+}
+
+export interface SmtpSink {
+  url: string;
+  port: number;
+  /** Accepted messages, in acceptance order. */
+  messages: SinkMessage[];
+  /** Answers to DATA that were not 250 (a refusal the sink was told to give), with their time. */
+  refusals: { code: number; at: number }[];
+  /** Connections opened so far, and DATA transfers that reached the end of the message. */
+  stats: { connections: number; dataReceived: number };
+  /** Answer `code` (e.g. 451, 550) to the DATA of the next `count` messages. */
+  refuseNext(code: number, count?: number): void;
+  /** Hold the answer to the DATA of the next `count` messages for `ms` (the client waits on the open transaction). */
+  delayNextData(ms: number, count?: number): void;
+  /** Hold the greeting of the next `count` connections for `ms` (the client waits before any SMTP). */
+  delayNextConnection(ms: number, count?: number): void;
+  parse(message: SinkMessage): Promise<ParsedMail>;
+  /** The accepted messages whose Message-ID starts with `<emailId@`. */
+  messagesFor(emailIds: string[]): SinkMessage[];
+  waitForMessages(predicate: (messages: SinkMessage[]) => boolean, timeoutMs?: number): Promise<SinkMessage[]>;
+  close(): Promise<void>;
+}
+
+function headerValue(raw: Buffer, name: string): string | null {
+  const head = raw.subarray(0, Math.max(0, raw.indexOf('\r\n\r\n')) || raw.length).toString('latin1');
+  const match = new RegExp(`^${name}:[ \\t]*(.*(?:\\r\\n[ \\t].*)*)`, 'im').exec(head);
+  return match ? match[1].replace(/\r\n[ \t]+/g, ' ').trim() : null;
+}
+
+async function readAll(stream: SMTPServerDataStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+interface Plan {
+  refuse: { code: number; left: number } | null;
+  dataDelay: { ms: number; left: number } | null;
+  connectDelay: { ms: number; left: number } | null;
+}
+
+function take<T extends { left: number }>(slot: T | null): T | null {
+  if (!slot || slot.left <= 0) return null;
+  slot.left -= 1;
+  return slot;
+}
+
+/**
+ * A real SMTP server (smtp-server) on 127.0.0.1 and a random port, without TLS or authentication,
+ * collecting what it accepts. A message counts as delivered only when the sink answers 250 on a
+ * connection that is still open: a client killed while its DATA answer was held never delivered.
+ */
+export async function startSmtpSink(): Promise<SmtpSink> {
+  const messages: SinkMessage[] = [];
+  const refusals: SmtpSink['refusals'] = [];
+  const stats = { connections: 0, dataReceived: 0 };
+  const plan: Plan = { refuse: null, dataDelay: null, connectDelay: null };
+  const closedSessions = new Set<string>();
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, fn: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      fn();
+    }, ms);
+    timers.add(timer);
+  };
+
+  const server = new SMTPServer({
+    secure: false,
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    size: 50 * 1024 * 1024,
+    closeTimeout: 1000,
+    onConnect(_session, callback) {
+      stats.connections += 1;
+      const delay = take(plan.connectDelay);
+      if (delay) later(delay.ms, () => callback());
+      else callback();
+    },
+    onClose(session) {
+      closedSessions.add(session.id);
+    },
+    onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
+      void readAll(stream).then((raw) => {
+        stats.dataReceived += 1;
+        const refuse = take(plan.refuse);
+        const finish = () => {
+          if (refuse) {
+            refusals.push({ code: refuse.code, at: Date.now() });
+            return callback(Object.assign(new Error(refuse.code >= 500 ? 'mailbox unavailable' : 'try again later'), { responseCode: refuse.code }));
+          }
+          if (!closedSessions.has(session.id)) {
+            const envelope = {
+              from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+              to: session.envelope.rcptTo.map((r) => r.address),
+            };
+            messages.push({ raw, receivedAt: Date.now(), envelope, messageId: headerValue(raw, 'Message-ID') });
+          }
+          callback(null, `OK queued as sink-${messages.length}`);
+        };
+        const delay = take(plan.dataDelay);
+        if (delay) later(delay.ms, finish);
+        else finish();
+      }, callback);
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  server.on('error', () => undefined); // a client killed mid-transaction resets its socket
+  const port = (server.server.address() as AddressInfo).port;
+
+  const sink: SmtpSink = {
+    url: `smtp://127.0.0.1:${port}`,
+    port,
+    messages,
+    refusals,
+    stats,
+    refuseNext: (code, count = 1) => void (plan.refuse = { code, left: count }),
+    delayNextData: (ms, count = 1) => void (plan.dataDelay = { ms, left: count }),
+    delayNextConnection: (ms, count = 1) => void (plan.connectDelay = { ms, left: count }),
+    parse: (message) => simpleParser(message.raw),
+    messagesFor: (emailIds) => messages.filter((m) => emailIds.some((id) => m.messageId?.startsWith(`<${id}@`))),
+    async waitForMessages(predicate, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate(messages)) {
+        if (Date.now() > deadline) throw new Error(`smtp sink: timed out with ${messages.length} messages`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      return messages;
+    },
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return sink;
+}

@@ -1,0 +1,314 @@
+#!/usr/bin/env node
+// Email delivery benchmark, run after a build: `node bench/mail-delivery.mjs` (`npm run bench:delivery` builds first).
+//
+// The mail-api's compiled worker (`apps/mail-api/dist/worker.js`) runs as child processes against a
+// fresh database `mail_bench_delivery` (created by the app's `migrate` command) and an SMTP sink
+// served by this process (smtp-server; it counts and timestamps messages, it does not parse them).
+// Email rows are inserted directly in SQL (with a VERIFIED, DKIM-keyed domain) and enqueued through
+// BullMQ with the same job options as EmailDeliveryQueue; the send endpoint is not involved.
+//
+// a. Rate: MAIL_RATE_PER_SECOND=14 (the default), 140 emails, BENCH_WORKERS processes: seconds from the
+//    first to the last message at the sink (target 9.0-10.5 s) and messages per 1-second window.
+// b. Throughput: MAIL_RATE_PER_SECOND=10000, BENCH_DELIVERY_EMAILS (default 5000) emails: sustained
+//    emails/s into the sink (first to last receipt), against raw nodemailer (pooled, same sink, same
+//    DKIM-signed message built by the app's own buildMessage, same total concurrency and pool size)
+//    in the same run; their ratio. Target: at least 500 emails/s for the pipeline.
+//
+// Knobs: BENCH_WORKERS (default 2), BENCH_DELIVERY_EMAILS (5000), BENCH_SEND_CONCURRENCY (64, per
+// worker), BENCH_SMTP_POOL_SIZE (8, per worker), BENCH_SKIP_RATE=1 (only b), MAIL_DATABASE_URL (server), REDIS_URL.
+// Always stops the workers, drops the database and deletes the bench's Redis keys.
+// Writes bench/results/mail-delivery.json.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { fork } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { SMTPServer } from 'smtp-server';
+import { REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
+import { redactUrl, redisPing, sleep, tcpAccepts } from '../scripts/lib/probes.mjs';
+import { runBenchScript } from './lib/run-script.mjs';
+
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
+const EMAILS = Number(process.env.BENCH_DELIVERY_EMAILS ?? 5000);
+const CONCURRENCY = Number(process.env.BENCH_SEND_CONCURRENCY ?? 64);
+const POOL_SIZE = Number(process.env.BENCH_SMTP_POOL_SIZE ?? 8);
+const RATE_EMAILS = 140;
+const DEFAULT_RATE = 14;
+const QUEUE_PREFIX = 'bench-delivery';
+const DOMAIN = 'bench.example.com';
+const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'results', 'mail-delivery.json');
+const DIST = path.join(REPO_ROOT, 'apps', 'mail-api', 'dist');
+const HTML = `<h1>Hello {{name}}</h1>${'<p>Your weekly digest: three new articles, one event and a short survey.</p>'.repeat(20)}`;
+
+const baseUrl = process.env.MAIL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/mail';
+const databaseUrl = withDatabase(baseUrl, 'mail_bench_delivery');
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const children = [];
+let sink;
+
+function fail(message) {
+  throw Object.assign(new Error(message), { oneLine: true });
+}
+
+async function withClient(url, fn) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The sink: accepts everything, records the receive time of each message, parses nothing. */
+async function startSink() {
+  const received = [];
+  const server = new SMTPServer({
+    secure: false,
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    closeTimeout: 1000,
+    maxClients: 1000,
+    onData(stream, _session, callback) {
+      stream.on('data', () => undefined);
+      stream.on('end', () => {
+        received.push(Date.now());
+        callback(null, 'OK');
+      });
+    },
+  });
+  server.on('error', () => undefined);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `smtp://127.0.0.1:${server.server.address().port}`, received, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** Fresh database (migrated by the app's own command), a project and a VERIFIED domain with a DKIM key. */
+async function prepareDatabase() {
+  await withClient(withDatabase(databaseUrl, 'postgres'), (c) => c.query('DROP DATABASE IF EXISTS mail_bench_delivery WITH (FORCE)'));
+  const migrate = spawnNode('mail-migrate', entryPoint('mail', 'migrate'), { ...process.env, MAIL_DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
+  children.push(migrate);
+  const migrated = await migrate.exited;
+  if (migrated.code !== 0) fail(`migrations ${describeExit(migrated)} (output above)`);
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  return withClient(databaseUrl, async (c) => {
+    const hash = () => randomBytes(32).toString('hex');
+    const [{ id: projectId }] = (
+      await c.query(`INSERT INTO projects (name, secret_key_hash, public_key_hash, secret_key_prefix) VALUES ('Bench', $1, $2, 'sk_bench') RETURNING id`, [hash(), hash()])
+    ).rows;
+    await c.query(
+      `INSERT INTO domains (project_id, domain, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
+       VALUES ($1, $2, 'VERIFIED', $3, 'bench', $4, 'unused', now())`,
+      [projectId, DOMAIN, hash(), pem],
+    );
+    return { projectId, privateKey: pem };
+  });
+}
+
+/** `count` QUEUED rows of the same message (one INSERT ... SELECT), enqueued in chunks of 1000. */
+async function queueEmails(projectId, count, label) {
+  const ids = await withClient(databaseUrl, async (c) =>
+    (
+      await c.query(
+        `INSERT INTO emails (project_id, to_email, to_name, from_email, from_name, subject, html)
+         SELECT $1, 'reader' || g || '@example.net', 'Reader ' || g, 'news@${DOMAIN}', 'Bench News', $2 || ' ' || g, $3
+           FROM generate_series(1, $4::int) AS g RETURNING id`,
+        [projectId, label, HTML, count],
+      )
+    ).rows.map((r) => r.id),
+  );
+  const { emailJobOptions } = await import(pathToFileURL(path.join(DIST, 'modules/delivery/email-delivery.queue.js')).href);
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue('mail-email', { connection, prefix: QUEUE_PREFIX });
+  try {
+    for (let i = 0; i < ids.length; i += 1000) {
+      await queue.addBulk(
+        ids.slice(i, i + 1000).map((id) => ({ name: 'email.deliver', data: { emailId: id, projectId }, opts: emailJobOptions({ id, projectId, priority: 10 }) })),
+      );
+    }
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
+  return ids;
+}
+
+async function startWorkers(rate) {
+  const env = {
+    ...process.env,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    MAIL_DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX,
+    MAIL_LINK_SECRET: randomBytes(32).toString('hex'),
+    MAIL_SMTP_URL: sink.url,
+    MAIL_RATE_PER_SECOND: String(rate),
+    MAIL_SEND_CONCURRENCY: String(CONCURRENCY),
+    MAIL_SMTP_POOL_SIZE: String(POOL_SIZE),
+  };
+  const started = Array.from({ length: WORKERS }, (_, i) => spawnNode(`mail-worker-${i + 1}`, entryPoint('mail', 'worker'), env));
+  children.push(...started);
+  return started;
+}
+
+async function waitForReceipts(target, timeoutMs, workers = []) {
+  const deadline = Date.now() + timeoutMs;
+  while (sink.received.length < target) {
+    if (Date.now() > deadline) fail(`the sink got ${sink.received.length} of ${target} messages within ${timeoutMs / 1000} s`);
+    const dead = workers.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
+    if (dead) fail(`${dead.label} exited during the run (output above)`);
+    await sleep(20);
+  }
+  return sink.received.splice(0, target);
+}
+
+async function countSent(ids) {
+  return withClient(databaseUrl, async (c) => Number((await c.query(`SELECT count(*) FROM emails WHERE id = ANY($1::uuid[]) AND status = 'SENT'`, [ids])).rows[0].count));
+}
+
+async function rateScenario(projectId) {
+  sink.received.length = 0;
+  const workers = await startWorkers(DEFAULT_RATE);
+  await sleep(3000); // let both workers connect before the jobs appear
+  // Warm-up: one window of emails opens the SMTP pools and prepares the statements, so the cold
+  // first sends do not compress the measured span; then the limiter window is let to expire.
+  await queueEmails(projectId, DEFAULT_RATE, 'warm-up');
+  await waitForReceipts(DEFAULT_RATE, 30_000, workers);
+  await sleep(1500);
+  const ids = await queueEmails(projectId, RATE_EMAILS, 'rate');
+  const times = await waitForReceipts(RATE_EMAILS, 60_000, workers);
+  await stopProcesses(workers, 15_000);
+  const first = times[0];
+  const perWindow = [];
+  for (const t of times) perWindow[Math.floor((t - first) / 1000)] = (perWindow[Math.floor((t - first) / 1000)] ?? 0) + 1;
+  return {
+    rate: DEFAULT_RATE,
+    emails: RATE_EMAILS,
+    workers: WORKERS,
+    firstToLastSeconds: Number(((times[times.length - 1] - first) / 1000).toFixed(2)),
+    perSecondWindow: Array.from(perWindow, (n) => n ?? 0),
+    sent: await countSent(ids),
+  };
+}
+
+async function pipelineRun(projectId) {
+  sink.received.length = 0;
+  const ids = await queueEmails(projectId, EMAILS, 'throughput');
+  const workers = await startWorkers(10_000);
+  const times = await waitForReceipts(EMAILS, 300_000, workers);
+  const seconds = (times[times.length - 1] - times[0]) / 1000;
+  // The last SENT commits land right after the last receipt.
+  let sent = 0;
+  for (let i = 0; i < 50 && sent < EMAILS; i++) {
+    sent = await countSent(ids);
+    if (sent < EMAILS) await sleep(100);
+  }
+  await stopProcesses(workers, 15_000);
+  return { emails: EMAILS, seconds: Number(seconds.toFixed(2)), emailsPerSecond: Math.round((EMAILS - 1) / seconds), sent };
+}
+
+/** Raw nodemailer in a child process (like a worker): same message, pool and total concurrency. */
+async function rawRun(privateKey) {
+  sink.received.length = 0;
+  const child = fork(fileURLToPath(import.meta.url), ['--raw-sender'], {
+    env: { ...process.env, RAW_SMTP_URL: sink.url, RAW_PRIVATE_KEY: privateKey },
+    stdio: 'inherit',
+  });
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  const times = await waitForReceipts(EMAILS, 300_000);
+  if ((await exited) !== 0) fail('the raw nodemailer sender failed (output above)');
+  const seconds = (times[times.length - 1] - times[0]) / 1000;
+  return { emails: EMAILS, seconds: Number(seconds.toFixed(2)), emailsPerSecond: Math.round((EMAILS - 1) / seconds) };
+}
+
+/** The `--raw-sender` child: WORKERS x POOL_SIZE pooled connections, WORKERS x CONCURRENCY sends in flight. */
+async function rawSender() {
+  const nodemailer = (await import('nodemailer')).default;
+  const { buildMessage } = await import(pathToFileURL(path.join(DIST, 'modules/delivery/email-message.js')).href);
+  const transport = nodemailer.createTransport({ url: process.env.RAW_SMTP_URL, pool: true, maxConnections: WORKERS * POOL_SIZE, maxMessages: 10_000 });
+  const dkim = { domainName: DOMAIN, keySelector: 'bench', privateKey: process.env.RAW_PRIVATE_KEY };
+  let next = 0;
+  const sendLoop = async () => {
+    for (let i = next++; i < EMAILS; i = next++) {
+      const email = {
+        id: `raw-${i}`, projectId: 'bench', contactId: null, type: 'TRANSACTIONAL', toEmail: `reader${i}@example.net`, toName: `Reader ${i}`,
+        fromEmail: `news@${DOMAIN}`, fromName: 'Bench News', replyTo: null, subject: `raw ${i}`, html: HTML, headers: {}, attempts: 1,
+        attachments: [], dkim, contactSubscribed: null,
+      };
+      await transport.sendMail(buildMessage(email, null));
+    }
+  };
+  await Promise.all(Array.from({ length: WORKERS * CONCURRENCY }, sendLoop));
+  transport.close();
+}
+
+async function main() {
+  const missing = missingEntryPoints(['mail'], ['worker', 'migrate']);
+  if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
+  const pgUrl = new URL(baseUrl);
+  if (!(await tcpAccepts(pgUrl.hostname, Number(pgUrl.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(pgUrl)}`);
+  await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
+  await deleteBenchKeys();
+  sink = await startSink();
+  const { projectId, privateKey } = await prepareDatabase();
+  console.log(`bench: ${WORKERS} worker processes, send concurrency ${CONCURRENCY} and SMTP pool ${POOL_SIZE} per worker`);
+
+  const rate = process.env.BENCH_SKIP_RATE ? null : await rateScenario(projectId);
+  if (rate) console.log(`bench: rate ${rate.rate}/s: ${rate.emails} emails in ${rate.firstToLastSeconds} s first to last (target 9.0-10.5); per 1 s window: ${rate.perSecondWindow.join(' ')}`);
+  const pipeline = await pipelineRun(projectId);
+  console.log(`bench: pipeline at 10000/s: ${pipeline.emails} emails in ${pipeline.seconds} s = ${pipeline.emailsPerSecond} emails/s (${pipeline.sent} SENT)`);
+  const raw = await rawRun(privateKey);
+  console.log(`bench: raw nodemailer: ${raw.emails} emails in ${raw.seconds} s = ${raw.emailsPerSecond} emails/s`);
+  const ratio = Number((pipeline.emailsPerSecond / raw.emailsPerSecond).toFixed(2));
+  console.log(`bench: pipeline / raw nodemailer = ${ratio} (target: pipeline >= 500 emails/s)`);
+
+  const report = {
+    generatedAt: new Date().toISOString(),
+    machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null },
+    settings: { workers: WORKERS, sendConcurrency: CONCURRENCY, smtpPoolSize: POOL_SIZE, emails: EMAILS },
+    rate,
+    throughput: { pipeline, rawNodemailer: raw, ratio },
+  };
+  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
+}
+
+async function deleteBenchKeys() {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.unlink(...keys);
+      cursor = nextCursor;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+let cleaning;
+function cleanup() {
+  cleaning ??= (async () => {
+    await stopProcesses(children, 10_000);
+    await sink?.close();
+    await withClient(withDatabase(databaseUrl, 'postgres'), (c) => c.query('DROP DATABASE IF EXISTS mail_bench_delivery WITH (FORCE)')).catch((err) =>
+      console.error(`could not drop mail_bench_delivery: ${err.message}`),
+    );
+    await deleteBenchKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
+  })();
+  return cleaning;
+}
+
+if (process.argv.includes('--raw-sender')) {
+  await rawSender();
+} else {
+  await runBenchScript('bench:delivery', main, cleanup);
+}
