@@ -133,6 +133,31 @@ async function seed(adminId, viewerId) {
   });
 }
 
+/**
+ * The plans of the id selection the repository runs for a deep page (AuditLogsRepository.listActions:
+ * the page's ids through the (tenant_id, created_at, id) index, then a join for those rows only):
+ * the last page is read from the other end (reverse order, offset 0), the middle page forward.
+ */
+async function explainDeepPages(tenantId) {
+  const half = Math.ceil(DEEP_PAGE / 2);
+  const pages = [
+    { name: `page ${DEEP_PAGE} (last, read from the end)`, order: 'a.created_at ASC, a.id ASC', offset: 0 },
+    { name: `page ${half} (middle)`, order: 'a.created_at DESC, a.id DESC', offset: (half - 1) * PAGE_SIZE },
+  ];
+  return withClient(databaseUrl, async (c) => {
+    const plans = [];
+    for (const page of pages) {
+      const { rows } = await c.query(
+        `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY ON)
+         SELECT a.id FROM action_logs a WHERE a.tenant_id = $1 ORDER BY ${page.order} LIMIT ${PAGE_SIZE} OFFSET ${page.offset}`,
+        [tenantId],
+      );
+      plans.push({ page: page.name, plan: rows.map((r) => r['QUERY PLAN']) });
+    }
+    return plans;
+  });
+}
+
 function summary(r) {
   return {
     reqPerSec: Math.round(r.requests.average),
@@ -310,6 +335,9 @@ async function main() {
   const { tenantId, insertMs } = await seed(adminId, viewer.id);
   console.log(`bench: seeded in ${insertMs} ms; ${CONNECTIONS} connections, ${DURATION} s per measurement (+${WARMUP} s warm-up), ${ROUNDS} rounds for comparisons`);
 
+  const plans = await explainDeepPages(tenantId);
+  for (const { page, plan } of plans) console.log(`bench: EXPLAIN of the id selection, ${page}:\n  ${plan.join('\n  ')}`);
+
   const list = (query) => `/audit_logs/audit-logs/actions?${query}`;
   const deep = list(`page=${DEEP_PAGE}&pageSize=${PAGE_SIZE}`);
   const check = await call(url, 'GET', deep, { token: adminToken });
@@ -360,6 +388,7 @@ async function main() {
     machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverage: os.loadavg() },
     settings: { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP, rounds: ROUNDS, rows: ROWS, seedInsertMs: insertMs },
     reads,
+    deepPagePlans: plans,
     roleUpdates: { overHttp: { direct: overHttp.direct, bus: overHttp.bus }, inProcess, bareSql, logCostPercent: { overHttp: cost(overHttp), inProcess: cost(inProcess) } },
   };
   writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
