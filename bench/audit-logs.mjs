@@ -31,7 +31,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { APPS, REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
 import { freePort, httpOk, redactUrl, redisPing, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
-import { runBenchScript } from './lib/run-script.mjs';
+import { fail, withPgClient, runBenchScript } from './lib/run-script.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -50,19 +50,7 @@ const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const admin = { email: 'bench-admin@example.com', password: randomBytes(18).toString('base64url') };
 const children = [];
 
-function fail(message) {
-  throw Object.assign(new Error(message), { oneLine: true });
-}
-
-async function withClient(url, fn) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+const withClient = (url, fn) => withPgClient(pg, url, fn);
 
 async function dropDatabase() {
   await withClient(withDatabase(databaseUrl, 'postgres'), (c) => c.query('DROP DATABASE IF EXISTS platform_bench_audit WITH (FORCE)'));

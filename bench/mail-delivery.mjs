@@ -30,7 +30,7 @@ import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
 import { redactUrl, redisPing, sleep, tcpAccepts } from '../scripts/lib/probes.mjs';
-import { runBenchScript } from './lib/run-script.mjs';
+import { fail, withPgClient, runBenchScript } from './lib/run-script.mjs';
 
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const EMAILS = Number(process.env.BENCH_DELIVERY_EMAILS ?? 5000);
@@ -50,19 +50,7 @@ const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const children = [];
 let sink;
 
-function fail(message) {
-  throw Object.assign(new Error(message), { oneLine: true });
-}
-
-async function withClient(url, fn) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+const withClient = (url, fn) => withPgClient(pg, url, fn);
 
 /** The sink: accepts everything, records the receive time of each message, parses nothing. */
 async function startSink() {

@@ -15,7 +15,7 @@ import {
   APPS, REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase,
 } from '../scripts/lib/apps.mjs';
 import { freePort, httpOk, redactUrl, redisPing, sleep, waitUntil } from '../scripts/lib/probes.mjs';
-import { runBenchScript } from './lib/run-script.mjs';
+import { fail, runBenchScript } from './lib/run-script.mjs';
 
 const USERS = positiveInt('BENCH_FANOUT_USERS', 10_000);
 const RUNS = positiveInt('BENCH_FANOUT_RUNS', 3);
@@ -32,10 +32,6 @@ function positiveInt(name, fallback) {
   const value = Number(process.env[name] ?? fallback);
   if (!Number.isInteger(value) || value < 1) fail(`${name} must be a positive integer (got "${process.env[name]}")`);
   return value;
-}
-
-function fail(message) {
-  throw Object.assign(new Error(message), { oneLine: true });
 }
 
 async function adminQuery(sql) {

@@ -15,7 +15,7 @@ import {
   APPS, REPO_ROOT, describeExit, entryPoint, missingEntryPoints, parseAppList, spawnNode, stopProcesses, withDatabase,
 } from '../scripts/lib/apps.mjs';
 import { freePort, httpOk, redactUrl, redisPing, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
-import { runBenchScript } from './lib/run-script.mjs';
+import { fail, runBenchScript } from './lib/run-script.mjs';
 
 /**
  * What is measured. Append entries to add endpoints:
@@ -144,10 +144,6 @@ function positiveNumber(name, fallback, { allowZero = false } = {}) {
   const value = Number(process.env[name] ?? fallback);
   if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero)) fail(`${name} must be a positive number (got "${process.env[name]}")`);
   return value;
-}
-
-function fail(message) {
-  throw Object.assign(new Error(message), { oneLine: true });
 }
 
 let DURATION;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ContactDataPrimitive, MailContact } from '@app/contracts';
+import { keysetPage, likeSubstring, ListFilter } from '../../core/database/keyset-page.js';
 import { Sql } from '../../core/database/sql.service.js';
 import type { ContactDataPatch } from './contact-data.js';
 
@@ -51,11 +52,6 @@ export interface ContactListFilter {
   search?: string;
 }
 
-/** `%`, `_` and `\` match themselves in a LIKE pattern. */
-function likeSubstring(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 @Injectable()
 export class ContactsRepository {
   constructor(private readonly sql: Sql) {}
@@ -77,34 +73,14 @@ export class ContactsRepository {
     return { row: contact, inserted };
   }
 
-  /** One page (limit + 1 rows, newest first) and the total matching the filters, queried side by side. */
-  async list(projectId: string, filter: ContactListFilter): Promise<{ rows: ContactRow[]; total: number }> {
-    const params: unknown[] = [projectId];
-    const where = ['project_id = $1'];
-    if (filter.subscribed !== undefined) {
-      params.push(filter.subscribed);
-      where.push(`subscribed = $${params.length}`);
-    }
-    if (filter.search) {
-      // The expression matches the trigram index contacts_email_trgm_idx.
-      params.push(likeSubstring(filter.search));
-      where.push(`lower(email) LIKE $${params.length}`);
-    }
-    const pageParams = [...params];
-    const pageWhere = [...where];
-    if (filter.beforeId) {
-      pageParams.push(filter.beforeId);
-      pageWhere.push(`id < $${pageParams.length}`);
-    }
-    pageParams.push(filter.limit + 1);
-    const [rows, [{ total }]] = await Promise.all([
-      this.sql.query<ContactRow>(
-        `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE ${pageWhere.join(' AND ')} ORDER BY id DESC LIMIT $${pageParams.length}`,
-        pageParams,
-      ),
-      this.sql.query<{ total: number }>(`SELECT count(*)::int AS total FROM contacts WHERE ${where.join(' AND ')}`, params),
-    ]);
-    return { rows, total };
+  /** One page (limit + 1 rows, newest first) and the total matching the filters. */
+  list(projectId: string, filter: ContactListFilter): Promise<{ rows: ContactRow[]; total: number }> {
+    const where = new ListFilter().where('project_id = ?', projectId);
+    if (filter.subscribed !== undefined) where.where('subscribed = ?', filter.subscribed);
+    // The expression matches the trigram index contacts_email_trgm_idx.
+    if (filter.search) where.where('lower(email) LIKE ?', likeSubstring(filter.search));
+    const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit };
+    return keysetPage<ContactRow>(this.sql, { select: CONTACT_COLUMNS, from: 'contacts', idColumn: 'id', ...page });
   }
 
   async findById(projectId: string, id: string): Promise<ContactRow | null> {

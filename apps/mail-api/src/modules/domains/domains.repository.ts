@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { MailDomain, MailDomainStatus } from '@app/contracts';
+import { keysetPage, ListFilter } from '../../core/database/keyset-page.js';
 import { Sql } from '../../core/database/sql.service.js';
 import { dkimRecordName, dkimRecordValue, ownershipRecordName, type DomainCheckResult } from './domain-records.js';
 
@@ -95,28 +96,11 @@ export class DomainsRepository {
   }
 
   /** One page (limit + 1 rows, newest first) and the total matching the filter. */
-  async list(projectId: string, filter: DomainListFilter): Promise<{ rows: DomainRow[]; total: number }> {
-    const params: unknown[] = [projectId];
-    const where = ['project_id = $1'];
-    if (filter.status) {
-      params.push(filter.status);
-      where.push(`status = $${params.length}`);
-    }
-    const pageParams = [...params];
-    const pageWhere = [...where];
-    if (filter.beforeId) {
-      pageParams.push(filter.beforeId);
-      pageWhere.push(`id < $${pageParams.length}`);
-    }
-    pageParams.push(filter.limit + 1);
-    const [rows, [{ total }]] = await Promise.all([
-      this.sql.query<DomainRow>(
-        `SELECT ${DOMAIN_COLUMNS} FROM domains WHERE ${pageWhere.join(' AND ')} ORDER BY id DESC LIMIT $${pageParams.length}`,
-        pageParams,
-      ),
-      this.sql.query<{ total: number }>(`SELECT count(*)::int AS total FROM domains WHERE ${where.join(' AND ')}`, params),
-    ]);
-    return { rows, total };
+  list(projectId: string, filter: DomainListFilter): Promise<{ rows: DomainRow[]; total: number }> {
+    const where = new ListFilter().where('project_id = ?', projectId);
+    if (filter.status) where.where('status = ?', filter.status);
+    const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit };
+    return keysetPage<DomainRow>(this.sql, { select: DOMAIN_COLUMNS, from: 'domains', idColumn: 'id', ...page });
   }
 
   async findById(projectId: string, id: string): Promise<DomainRow | null> {

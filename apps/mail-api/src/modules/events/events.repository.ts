@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ContactDataPrimitive } from '@app/contracts';
+import { keysetPage, ListFilter } from '../../core/database/keyset-page.js';
 import { Sql } from '../../core/database/sql.service.js';
 import type { ContactDataPatch } from '../contacts/contact-data.js';
 import { upsertContactSql } from '../contacts/contacts.repository.js';
@@ -170,35 +171,21 @@ export class EventsRepository {
   }
 
   /** One page (limit + 1 rows, newest first), each with its contact's email, and the total. */
-  async list(projectId: string, filter: EventListFilter): Promise<{ rows: EventRow[]; total: number }> {
-    const params: unknown[] = [projectId];
-    const where = ['e.project_id = $1', 'c.project_id = $1'];
-    const add = (condition: (n: number) => string, value: unknown) => {
-      params.push(value);
-      where.push(condition(params.length));
-    };
-    if (filter.name !== undefined) add((n) => `e.name = $${n}`, filter.name);
-    if (filter.contactId) add((n) => `e.contact_id = $${n}`, filter.contactId);
-    if (filter.email) add((n) => `lower(c.email) = lower($${n})`, filter.email);
-    if (filter.from) add((n) => `e.created_at >= $${n}::timestamptz`, filter.from);
-    if (filter.to) add((n) => `e.created_at < $${n}::timestamptz`, filter.to);
-    const from = 'FROM events e JOIN contacts c ON c.id = e.contact_id';
-    const pageParams = [...params];
-    const pageWhere = [...where];
-    if (filter.beforeId) {
-      pageParams.push(filter.beforeId);
-      pageWhere.push(`e.id < $${pageParams.length}`);
-    }
-    pageParams.push(filter.limit + 1);
-    const [rows, [{ total }]] = await Promise.all([
-      this.sql.query<EventRow>(
-        `SELECT e.id, e.name, e.contact_id, c.email, e.data, e.created_at ${from}
-          WHERE ${pageWhere.join(' AND ')} ORDER BY e.id DESC LIMIT $${pageParams.length}`,
-        pageParams,
-      ),
-      this.sql.query<{ total: number }>(`SELECT count(*)::int AS total ${from} WHERE ${where.join(' AND ')}`, params),
-    ]);
-    return { rows, total };
+  list(projectId: string, filter: EventListFilter): Promise<{ rows: EventRow[]; total: number }> {
+    const where = new ListFilter().where('e.project_id = ?', projectId).raw('c.project_id = $1');
+    if (filter.name !== undefined) where.where('e.name = ?', filter.name);
+    if (filter.contactId) where.where('e.contact_id = ?', filter.contactId);
+    if (filter.email) where.where('lower(c.email) = lower(?)', filter.email);
+    if (filter.from) where.where('e.created_at >= ?::timestamptz', filter.from);
+    if (filter.to) where.where('e.created_at < ?::timestamptz', filter.to);
+    return keysetPage<EventRow>(this.sql, {
+      select: 'e.id, e.name, e.contact_id, c.email, e.data, e.created_at',
+      from: 'events e JOIN contacts c ON c.id = e.contact_id',
+      idColumn: 'e.id',
+      filter: where,
+      beforeId: filter.beforeId,
+      limit: filter.limit,
+    });
   }
 
   /** Distinct names in name order (keyset on the name), with how often and when last each was tracked. */

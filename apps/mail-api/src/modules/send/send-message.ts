@@ -1,5 +1,5 @@
 import { isEmail } from 'class-validator';
-import type { FieldError, MailAddressInput, MailSendAttachment, MailTemplate, MailTemplateType } from '@app/contracts';
+import type { FieldError, MailSendAttachment, MailSendRequest, MailTemplate, MailTemplateType } from '@app/contracts';
 import { MAX_EMAIL_LENGTH } from '../contacts/contacts.dto.js';
 
 /** Recipients of one request; more is a bulk send (campaigns). */
@@ -38,19 +38,6 @@ export interface ResolvedMessage {
   templateId: string | null;
   headers: Record<string, string>;
   attachments: MailSendAttachment[];
-}
-
-export interface SendInput {
-  to: MailAddressInput | MailAddressInput[];
-  subject?: string;
-  body?: string;
-  from?: MailAddressInput;
-  name?: string;
-  template?: string;
-  subscribed?: boolean;
-  headers?: Record<string, string>;
-  reply?: string;
-  attachments?: MailSendAttachment[];
 }
 
 const hasLineBreak = (value: string) => /[\r\n]/.test(value);
@@ -133,7 +120,7 @@ export function checkAttachments(attachments: MailSendAttachment[] | undefined, 
  * The template's subject, body, from and reply-to, with the request's explicit fields on top
  * (decisions.md "Mail"). The sender name: `name`, else the name in `from`, else the template's.
  */
-export function resolveMessage(input: SendInput, template: MailTemplate | null, problems: FieldError[]): ResolvedMessage | null {
+export function resolveMessage(input: MailSendRequest, template: MailTemplate | null, problems: FieldError[]): ResolvedMessage | null {
   const recipients = parseRecipients(input.to, problems);
   const fromInput = input.from ?? template?.from ?? undefined;
   let from: Address | null = null;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { MailTemplate, MailTemplateType } from '@app/contracts';
+import { keysetPage, likeSubstring, ListFilter } from '../../core/database/keyset-page.js';
 import { Sql } from '../../core/database/sql.service.js';
 
 const TEMPLATE_COLUMNS = 'id, name, description, subject, body, from_email, from_name, reply_to, type, created_at, updated_at';
@@ -65,11 +66,6 @@ export interface TemplateListFilter {
   type?: MailTemplateType;
 }
 
-/** `%`, `_` and `\` match themselves in a LIKE pattern. */
-function likeSubstring(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 @Injectable()
 export class TemplatesRepository {
   constructor(private readonly sql: Sql) {}
@@ -84,34 +80,14 @@ export class TemplatesRepository {
     return row;
   }
 
-  /** One page (limit + 1 rows, newest first) and the total matching the filters, side by side. */
-  async list(projectId: string, filter: TemplateListFilter): Promise<{ rows: TemplateRow[]; total: number }> {
-    const params: unknown[] = [projectId];
-    const where = ['project_id = $1'];
-    if (filter.type) {
-      params.push(filter.type);
-      where.push(`type = $${params.length}`);
-    }
-    if (filter.search) {
-      // A project has few templates: the (project_id, id) index narrows enough, no trigram index needed.
-      params.push(likeSubstring(filter.search));
-      where.push(`lower(name) LIKE $${params.length}`);
-    }
-    const pageParams = [...params];
-    const pageWhere = [...where];
-    if (filter.beforeId) {
-      pageParams.push(filter.beforeId);
-      pageWhere.push(`id < $${pageParams.length}`);
-    }
-    pageParams.push(filter.limit + 1);
-    const [rows, [{ total }]] = await Promise.all([
-      this.sql.query<TemplateRow>(
-        `SELECT ${TEMPLATE_COLUMNS} FROM templates WHERE ${pageWhere.join(' AND ')} ORDER BY id DESC LIMIT $${pageParams.length}`,
-        pageParams,
-      ),
-      this.sql.query<{ total: number }>(`SELECT count(*)::int AS total FROM templates WHERE ${where.join(' AND ')}`, params),
-    ]);
-    return { rows, total };
+  /** One page (limit + 1 rows, newest first) and the total matching the filters. */
+  list(projectId: string, filter: TemplateListFilter): Promise<{ rows: TemplateRow[]; total: number }> {
+    const where = new ListFilter().where('project_id = ?', projectId);
+    if (filter.type) where.where('type = ?', filter.type);
+    // A project has few templates: the (project_id, id) index narrows enough, no trigram index needed.
+    if (filter.search) where.where('lower(name) LIKE ?', likeSubstring(filter.search));
+    const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit };
+    return keysetPage<TemplateRow>(this.sql, { select: TEMPLATE_COLUMNS, from: 'templates', idColumn: 'id', ...page });
   }
 
   async findById(projectId: string, id: string): Promise<TemplateRow | null> {
