@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
+import type { Pool, PoolClient } from 'pg';
+import { DataSource, type EntityManager } from 'typeorm';
 
 /**
  * Runs single statements on the app's Postgres pool (the one TypeORM opened) as named prepared
@@ -18,6 +18,14 @@ export class Sql {
 
   async query<T>(text: string, values: unknown[] = []): Promise<T[]> {
     const result = await this.pool().query({ name: this.nameOf(text), text, values });
+    return result.rows as T[];
+  }
+
+  /** The same, on the connection of a transaction (`dataSource.transaction(tx => ...)`). */
+  async queryIn<T>(tx: EntityManager, text: string, values: unknown[] = []): Promise<T[]> {
+    const client = (tx.queryRunner as unknown as { databaseConnection?: PoolClient } | undefined)?.databaseConnection;
+    if (!client) return tx.query(text, values);
+    const result = await client.query({ name: this.nameOf(text), text, values });
     return result.rows as T[];
   }
 
