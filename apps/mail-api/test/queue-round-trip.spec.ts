@@ -37,7 +37,7 @@ describe('mail BullMQ round trip through a real Redis', () => {
     const handlers = worker.get(WorkerRunner).discoverHandlers();
     expect([...handlers.keys()].sort()).toEqual([MailQueue.Email, MailQueue.Maintenance].sort());
     expect([...(handlers.get(MailQueue.Maintenance)?.keys() ?? [])].sort()).toEqual(
-      [MaintenanceJob.WorkerHeartbeat, MailMaintenanceJob.RecheckDomains, MailMaintenanceJob.RequeueEmails, MailMaintenanceJob.PurgeIdempotencyKeys].sort(),
+      [MaintenanceJob.WorkerHeartbeat, MailMaintenanceJob.RecheckDomains, MailMaintenanceJob.RequeueEmails, MailMaintenanceJob.PurgeIdempotencyKeys, MailMaintenanceJob.PurgeSendRequests].sort(),
     );
     expect([...(handlers.get(MailQueue.Email)?.keys() ?? [])]).toEqual([MailEmailJob.Deliver]);
   });

@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { MailQueue, type MailDomain, type MailProjectCredentials } from '@app/contracts';
 import { WorkerRunner } from '@app/service-kit';
 import { emailQueueWorkerOptions } from '../src/modules/delivery/email-queue-options.js';
+import { SendJobs } from '../src/modules/send/send.jobs.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { waitForStatus } from './support/delivery-fixtures.js';
 import { startDnsTestServer, type DnsTestServer } from './support/dns-test-server.js';
@@ -321,6 +322,37 @@ describe('POST /v1/send', () => {
       await send({ ...body, subject: 'twice' }).expect(200);
       await send({ ...body, subject: 'twice' }).expect(200);
       expect(await countFor('twice')).toBe(4);
+    });
+  });
+  describe('housekeeping', () => {
+    it('drops the attachments of sends older than a day whose emails are all finished, and nothing else', async () => {
+      const attachments = [{ filename: 'a.txt', content: Buffer.from('a').toString('base64') }];
+      const base = { from: `a@${DOMAIN}`, subject: 'housekeeping', body: 'b', attachments };
+      const finished = await send({ ...base, to: ['h1@example.net', 'h2@example.net'] }).expect(200);
+      const pending = await send({ ...base, to: ['h3@example.net', 'h4@example.net'] }).expect(200);
+      const recent = await send({ ...base, to: 'h5@example.net' }).expect(200);
+      const idsOf = (res: request.Response) => res.body.data.emails.map((e: { email: string }) => e.email);
+      const requestOf = async (id: string) => (await db.query('SELECT send_request_id FROM emails WHERE id = $1', [id]))[0].send_request_id;
+      const [finishedRequest, pendingRequest, recentRequest] = [await requestOf(idsOf(finished)[0]), await requestOf(idsOf(pending)[0]), await requestOf(idsOf(recent)[0])];
+      await db.query(`UPDATE emails SET status = 'SENT' WHERE id = ANY($1::uuid[])`, [[...idsOf(finished), idsOf(pending)[0], ...idsOf(recent)]]);
+      await db.query(`UPDATE send_requests SET created_at = now() - interval '2 days' WHERE id = ANY($1::uuid[])`, [[finishedRequest, pendingRequest]]);
+
+      expect(await t.app.get(SendJobs).purgeSendRequests()).toEqual({ deleted: 1 });
+      const left = (await db.query('SELECT id FROM send_requests WHERE id = ANY($1::uuid[])', [[finishedRequest, pendingRequest, recentRequest]])).map((r: { id: string }) => r.id);
+      expect(left.sort()).toEqual([pendingRequest, recentRequest].sort());
+      expect(await requestOf(idsOf(finished)[0])).toBeNull();
+      expect((await emailRowsOf(idsOf(finished)))[0]).toMatchObject({ status: 'SENT', subject: 'housekeeping' });
+    });
+
+    it('purges Idempotency-Key records past their 24 h window', async () => {
+      const body = { to: 'purge@example.net', from: `a@${DOMAIN}`, subject: 's', body: 'b' };
+      await send(body, { 'Idempotency-Key': 'purge-old' }).expect(200);
+      await send(body, { 'Idempotency-Key': 'purge-new' }).expect(200);
+      await db.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'purge-old'`);
+      const { deleted } = await t.app.get(SendJobs).purgeIdempotencyKeys();
+      expect(deleted).toBeGreaterThanOrEqual(1);
+      const keys = (await db.query(`SELECT key FROM idempotency_keys WHERE key LIKE 'purge-%'`)).map((r: { key: string }) => r.key);
+      expect(keys).toEqual(['purge-new']);
     });
   });
 });

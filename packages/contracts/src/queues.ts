@@ -133,4 +133,6 @@ export const MailMaintenanceJob = {
   RequeueEmails: 'emails.requeue',
   /** Delete Idempotency-Key records older than 24 h (repeatable). */
   PurgeIdempotencyKeys: 'idempotency.purge',
+  /** Delete the attachments of send requests whose emails are all finished (repeatable). */
+  PurgeSendRequests: 'send-requests.purge',
 } as const;

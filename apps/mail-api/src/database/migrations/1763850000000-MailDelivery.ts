@@ -90,6 +90,8 @@ export class MailDelivery1763850000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX emails_project_id_idx ON emails (project_id, id)`);
     await q.query(`CREATE INDEX emails_contact_idx ON emails (contact_id, id)`);
+    // The purge of finished send requests looks their emails up (and the FK's SET NULL does too).
+    await q.query(`CREATE INDEX emails_send_request_idx ON emails (send_request_id) WHERE send_request_id IS NOT NULL`);
     // Re-queueing after a Redis loss, and the stale-claim sweep, read unfinished emails only, keyset-paged
     // by (queued_at, id): the rows of one send share their queued_at (one transaction's now()).
     await q.query(`CREATE INDEX emails_unfinished_idx ON emails (queued_at, id) WHERE status IN ('QUEUED', 'SENDING')`);

@@ -21,5 +21,6 @@ export class RecurringJobs {
     await queue.upsertJobScheduler(MailMaintenanceJob.RecheckDomains, every(this.config.domainRecheckSeconds), job(MailMaintenanceJob.RecheckDomains));
     await queue.upsertJobScheduler(MailMaintenanceJob.RequeueEmails, every(60), job(MailMaintenanceJob.RequeueEmails));
     await queue.upsertJobScheduler(MailMaintenanceJob.PurgeIdempotencyKeys, every(3600), job(MailMaintenanceJob.PurgeIdempotencyKeys));
+    await queue.upsertJobScheduler(MailMaintenanceJob.PurgeSendRequests, every(3600), job(MailMaintenanceJob.PurgeSendRequests));
   }
 }

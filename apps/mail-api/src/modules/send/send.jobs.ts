@@ -3,6 +3,10 @@ import { MailMaintenanceJob, MailQueue } from '@app/contracts';
 import { OnJob } from '@app/service-kit';
 import { SendRepository } from './send.repository.js';
 
+const PURGE_BATCH = 500;
+/** A run deletes at most this many batches; the next hourly run goes on. */
+const PURGE_ROUNDS = 20;
+
 @Injectable()
 export class SendJobs {
   constructor(private readonly repository: SendRepository) {}
@@ -11,5 +15,17 @@ export class SendJobs {
   @OnJob({ queue: MailQueue.Maintenance, name: MailMaintenanceJob.PurgeIdempotencyKeys })
   async purgeIdempotencyKeys(): Promise<{ deleted: number }> {
     return { deleted: await this.repository.purgeExpiredIdempotencyKeys() };
+  }
+
+  /** Attachments of delivered sends, in batches until none is left (or a bounded number of rounds). */
+  @OnJob({ queue: MailQueue.Maintenance, name: MailMaintenanceJob.PurgeSendRequests })
+  async purgeSendRequests(): Promise<{ deleted: number }> {
+    let deleted = 0;
+    for (let round = 0; round < PURGE_ROUNDS; round += 1) {
+      const batch = await this.repository.purgeFinishedSendRequests(PURGE_BATCH);
+      deleted += batch;
+      if (batch < PURGE_BATCH) break;
+    }
+    return { deleted };
   }
 }

@@ -112,6 +112,25 @@ export class SendRepository {
     return new Map(rows.map((r) => [r.to_email, r.id]));
   }
 
+  /**
+   * Send requests hold the attachments (up to 10 MB each) only until their emails are delivered: one
+   * batch of requests older than a day with no QUEUED or SENDING email left is deleted (their emails
+   * keep everything but the attachments).
+   */
+  async purgeFinishedSendRequests(batchSize: number): Promise<number> {
+    const rows = await this.sql.query(
+      `DELETE FROM send_requests WHERE id IN (
+         SELECT s.id FROM send_requests s
+          WHERE s.created_at < now() - interval '1 day'
+            AND NOT EXISTS (SELECT 1 FROM emails e WHERE e.send_request_id = s.id AND e.status IN ('QUEUED', 'SENDING'))
+          ORDER BY s.created_at
+          LIMIT $1)
+       RETURNING 1`,
+      [batchSize],
+    );
+    return rows.length;
+  }
+
   async purgeExpiredIdempotencyKeys(): Promise<number> {
     const rows = await this.sql.query(
       `DELETE FROM idempotency_keys WHERE created_at < now() - interval '${IDEMPOTENCY_WINDOW}' RETURNING 1`,
