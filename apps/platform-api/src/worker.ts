@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { ConfigError, WorkerRunner } from '@app/service-kit';
 import { loadPlatformConfig } from './config/platform-config.js';
+import { RecurringJobs } from './modules/maintenance/recurring-jobs.js';
 import { WorkerModule } from './worker.module.js';
 
 /** BullMQ entry: the same modules as the API, job processors only. SIGTERM lets active jobs finish. */
@@ -12,6 +13,7 @@ async function main(): Promise<void> {
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
   const queues = await app.get(WorkerRunner).start({ concurrency: config.workerConcurrency });
+  await app.get(RecurringJobs).schedule();
   app.get(Logger).log(`platform worker consuming ${queues.join(', ') || '(no queues)'}`);
 }
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { MaintenanceJob, PlatformQueue } from '@app/contracts';
+import { MaintenanceJob, PlatformMaintenanceJob, PlatformQueue } from '@app/contracts';
 import { heartbeatKey, QueueService, WorkerRunner } from '@app/service-kit';
 import { WorkerModule } from '../src/worker.module.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
@@ -35,7 +35,7 @@ describe('BullMQ round trip through a real Redis', () => {
 
   it('the worker discovers the processors the modules declare', () => {
     const handlers = worker.get(WorkerRunner).discoverHandlers();
-    expect([...(handlers.get(PlatformQueue.Maintenance)?.keys() ?? [])]).toEqual([MaintenanceJob.WorkerHeartbeat]);
+    expect([...(handlers.get(PlatformQueue.Maintenance)?.keys() ?? [])].sort()).toEqual([MaintenanceJob.WorkerHeartbeat, PlatformMaintenanceJob.PurgeExpired].sort());
   });
 
   it('a job enqueued by the API is processed by the worker', async () => {

@@ -32,6 +32,11 @@ export interface WorkerHeartbeatPayload {
   requestedAt: string;
 }
 
+export const PlatformMaintenanceJob = {
+  /** Delete expired sessions and one-time tokens, and notifications long past their expiry (repeatable). */
+  PurgeExpired: 'housekeeping.purge-expired',
+} as const;
+
 export const AccountEmailJob = {
   /** Resolve the account behind a reset request, issue a token and send the link (or nothing). */
   PasswordResetRequested: 'auth.password-reset.requested',
