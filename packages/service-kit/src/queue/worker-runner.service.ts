@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { UnrecoverableError, Worker, type Job, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -25,7 +25,7 @@ export interface WorkerRunnerStartOptions {
  * active jobs before closing; jobs it had not started stay in Redis for the next worker.
  */
 @Injectable()
-export class WorkerRunner implements OnApplicationShutdown {
+export class WorkerRunner implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(WorkerRunner.name);
   private readonly workers: Worker[] = [];
   /** BullMQ does not close a connection it was handed; we do, after the workers. */
@@ -91,10 +91,19 @@ export class WorkerRunner implements OnApplicationShutdown {
     return queues.filter((q) => handlers.has(q));
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Before any module's shutdown hook: the workers stop taking jobs and let the active ones finish
+   * while everything those jobs use (database pools, mail transports, ...) is still open. Closed in
+   * `onApplicationShutdown`, a worker could run a job against a pool another module had already closed,
+   * and a job waiting on a closed resource would keep the process from ever exiting.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     // close() without force waits for the active jobs to finish.
     await Promise.all(this.workers.map((w) => w.close()));
     this.workers.length = 0;
+  }
+
+  onApplicationShutdown(): void {
     for (const connection of this.connections.splice(0)) connection.disconnect();
   }
 }

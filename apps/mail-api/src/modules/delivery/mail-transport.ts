@@ -29,6 +29,7 @@ export class MailTransport implements OnApplicationShutdown {
   private outboxReady?: Promise<unknown>;
   private inFlight = 0;
   private idle?: () => void;
+  private closed = false;
 
   constructor(@Inject(MAIL_CONFIG) config: MailConfig) {
     if (config.smtpUrl) {
@@ -56,6 +57,9 @@ export class MailTransport implements OnApplicationShutdown {
 
   /** Sends one message; `fileStem` names the outbox file (the email id). Throws nodemailer's errors. */
   async send(message: SendMailOptions, fileStem: string): Promise<SentMessage> {
+    // A closed pool would queue the message and never answer: the job would hang, and with it the
+    // worker's shutdown. Failing lets BullMQ retry it on a live worker.
+    if (this.closed) throw new Error('mail transport is closed (worker shutting down)');
     this.inFlight += 1;
     try {
       const info = await this.transporter.sendMail(message);
@@ -80,13 +84,15 @@ export class MailTransport implements OnApplicationShutdown {
   }
 
   /**
-   * Closing the pool drops its queued messages, so wait (bounded) for the sends in flight: the
-   * worker runner lets active jobs finish on shutdown, and those jobs are sending through this pool.
+   * Closing the pool drops its queued messages, so wait (bounded) for the sends in flight. The worker
+   * runner has already let the active jobs finish (WorkerRunner closes the workers before any
+   * shutdown hook runs), so normally nothing is in flight here.
    */
   async onApplicationShutdown(): Promise<void> {
     if (this.inFlight > 0) {
       await Promise.race([new Promise<void>((resolve) => (this.idle = resolve)), new Promise((r) => setTimeout(r, 30_000).unref())]);
     }
+    this.closed = true;
     try {
       this.transporter.close();
     } catch (err) {
