@@ -206,7 +206,7 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     const finished = await waitFor(async () => {
       const job = await queue.getJob(late.id!);
       return job?.finishedOn ? job : null;
-    });
+    }, 20_000, 'the late job');
     expect(finished.returnvalue).toEqual({ status: 'SKIPPED', reason: 'already SENT' });
     expect(sink.messagesFor([id])).toHaveLength(1);
     expect((await emailRows(db, [id]))[0]).toMatchObject({ status: 'SENT', attempts: 1 });

@@ -5,18 +5,9 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { MailEmailJob, MailMaintenanceJob, MailQueue, MaintenanceJob } from '@app/contracts';
 import { heartbeatKey, QueueService, WorkerRunner } from '@app/service-kit';
+import { waitFor } from '@app/service-kit/testing';
 import { WorkerModule } from '../src/worker.module.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-
-async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('mail BullMQ round trip through a real Redis', () => {
   let api: MailTestApp;
@@ -50,7 +41,7 @@ describe('mail BullMQ round trip through a real Redis', () => {
       .get(QueueService)
       .add(MailQueue.Maintenance, MaintenanceJob.WorkerHeartbeat, { probeId, requestedAt });
     expect(jobId).toBeDefined();
-    const answer = await waitFor(() => redis.get(heartbeatKey(api.config.queuePrefix, probeId)));
+    const answer = await waitFor(() => redis.get(heartbeatKey(api.config.queuePrefix, probeId)), 10_000, 'the heartbeat answer');
     expect(JSON.parse(answer)).toMatchObject({ requestedAt, pid: process.pid });
     const job = await api.app.get(QueueService).queue(MailQueue.Maintenance).getJob(jobId!);
     expect(await job?.getState()).toBe('completed');
@@ -62,7 +53,7 @@ describe('mail BullMQ round trip through a real Redis', () => {
     const state = await waitFor(async () => {
       const s = await (await queue.getJob(job.id!))?.getState();
       return s === 'failed' ? s : null;
-    });
+    }, 10_000, 'the job to fail');
     expect(state).toBe('failed');
     expect((await queue.getJob(job.id!))?.attemptsMade).toBe(1);
   });

@@ -5,18 +5,9 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { MaintenanceJob, PlatformMaintenanceJob, PlatformQueue } from '@app/contracts';
 import { heartbeatKey, QueueService, WorkerRunner } from '@app/service-kit';
+import { waitFor } from '@app/service-kit/testing';
 import { WorkerModule } from '../src/worker.module.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
-
-async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('BullMQ round trip through a real Redis', () => {
   let api: PlatformTestApp;
@@ -45,7 +36,7 @@ describe('BullMQ round trip through a real Redis', () => {
       .get(QueueService)
       .add(PlatformQueue.Maintenance, MaintenanceJob.WorkerHeartbeat, { probeId, requestedAt: new Date().toISOString() });
     expect(jobId).toBeDefined();
-    const answer = await waitFor(() => redis.get(heartbeatKey(api.config.queuePrefix, probeId)));
+    const answer = await waitFor(() => redis.get(heartbeatKey(api.config.queuePrefix, probeId)), 10_000, 'the heartbeat answer');
     expect(JSON.parse(answer)).toMatchObject({ pid: process.pid });
     const job = await api.app.get(QueueService).queue(PlatformQueue.Maintenance).getJob(jobId!);
     expect(await job?.getState()).toBe('completed');
@@ -57,7 +48,7 @@ describe('BullMQ round trip through a real Redis', () => {
     const state = await waitFor(async () => {
       const s = await (await queue.getJob(job.id!))?.getState();
       return s === 'failed' ? s : null;
-    });
+    }, 10_000, 'the job to fail');
     expect(state).toBe('failed');
     expect((await queue.getJob(job.id!))?.attemptsMade).toBe(1);
   });

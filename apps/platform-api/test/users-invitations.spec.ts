@@ -7,6 +7,7 @@ import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { WorkerRunner } from '@app/service-kit';
+import { waitFor } from '@app/service-kit/testing';
 import { WorkerModule } from '../src/worker.module.js';
 import { Factories, login, testIp } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
@@ -38,16 +39,6 @@ async function startMailApi() {
     sends,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('invitations: POST /auth/users without a password, POST /auth/users/resend-invite', () => {

@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { waitFor } from '@app/service-kit/testing';
 
 /** What fixtures need of a database handle: TypeORM's `DataSource.query` or a pg client wrapper. */
 export interface Queryable {
@@ -120,17 +121,6 @@ export async function emailRows(db: Queryable, ids: string[]): Promise<EmailRow[
   )) as EmailRow[];
 }
 
-/** Polls `probe` until it answers non-null (or throws after `timeoutMs`). */
-export async function waitFor<T>(probe: () => Promise<T | null | undefined> | T | null | undefined, timeoutMs = 20_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null && value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** Waits until every listed email has reached one of `statuses`; answers their rows. */
 export function waitForStatus(db: Queryable, ids: string[], statuses: string[], timeoutMs = 20_000): Promise<EmailRow[]> {
   return waitFor(
@@ -142,3 +132,5 @@ export function waitForStatus(db: Queryable, ids: string[], statuses: string[], 
     `emails to be ${statuses.join('/')}`,
   );
 }
+
+export { waitFor };

@@ -43,18 +43,10 @@ export async function startMailApiStub() {
   };
 }
 
-export async function waitFor<T>(probe: () => T | null | undefined | Promise<T | null | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null && value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 export function tokenFromLink(html: string, path: string): string {
   const match = html.match(new RegExp(`${path}\\?token=([^"&\\s]+)`));
   if (!match) throw new Error(`no ${path} link in: ${html}`);
   return decodeURIComponent(match[1]);
 }
+
+export { waitFor } from '@app/service-kit/testing';

@@ -1,2 +1,4 @@
 export * from './test-database.js';
 export * from './redis-server.js';
+export * from './wait-for.js';
+export * from './app-under-test.js';
