@@ -1,2 +1,3 @@
 export * from './provision.js';
 export * from './migrate.js';
+export * from './sql-where.js';

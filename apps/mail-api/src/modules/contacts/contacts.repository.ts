@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ContactDataPrimitive, MailContact } from '@app/contracts';
-import { keysetPage, likeSubstring, ListFilter } from '../../core/database/keyset-page.js';
+import { likePattern, SqlWhere } from '@app/service-kit';
+import { keysetPage } from '../../core/database/keyset-page.js';
 import { Sql } from '../../core/database/sql.service.js';
 import type { ContactDataPatch } from './contact-data.js';
 
@@ -75,10 +76,10 @@ export class ContactsRepository {
 
   /** One page (limit + 1 rows, newest first) and the total matching the filters. */
   list(projectId: string, filter: ContactListFilter): Promise<{ rows: ContactRow[]; total: number }> {
-    const where = new ListFilter().where('project_id = ?', projectId);
-    if (filter.subscribed !== undefined) where.where('subscribed = ?', filter.subscribed);
+    const where = new SqlWhere().add('project_id = ?', projectId);
+    if (filter.subscribed !== undefined) where.add('subscribed = ?', filter.subscribed);
     // The expression matches the trigram index contacts_email_trgm_idx.
-    if (filter.search) where.where('lower(email) LIKE ?', likeSubstring(filter.search));
+    if (filter.search) where.add('lower(email) LIKE ?', likePattern(filter.search.toLowerCase()));
     const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit };
     return keysetPage<ContactRow>(this.sql, { select: CONTACT_COLUMNS, from: 'contacts', idColumn: 'id', ...page });
   }

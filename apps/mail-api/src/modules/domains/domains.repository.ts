@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { MailDomain, MailDomainStatus } from '@app/contracts';
-import { keysetPage, ListFilter } from '../../core/database/keyset-page.js';
+import { SqlWhere } from '@app/service-kit';
+import { keysetPage } from '../../core/database/keyset-page.js';
 import { Sql } from '../../core/database/sql.service.js';
 import { dkimRecordName, dkimRecordValue, ownershipRecordName, type DomainCheckResult } from './domain-records.js';
 
@@ -97,8 +98,8 @@ export class DomainsRepository {
 
   /** One page (limit + 1 rows, newest first) and the total matching the filter. */
   list(projectId: string, filter: DomainListFilter): Promise<{ rows: DomainRow[]; total: number }> {
-    const where = new ListFilter().where('project_id = ?', projectId);
-    if (filter.status) where.where('status = ?', filter.status);
+    const where = new SqlWhere().add('project_id = ?', projectId);
+    if (filter.status) where.add('status = ?', filter.status);
     const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit };
     return keysetPage<DomainRow>(this.sql, { select: DOMAIN_COLUMNS, from: 'domains', idColumn: 'id', ...page });
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ContactDataPrimitive } from '@app/contracts';
-import { keysetPage, ListFilter } from '../../core/database/keyset-page.js';
+import { SqlWhere } from '@app/service-kit';
+import { keysetPage } from '../../core/database/keyset-page.js';
 import { Sql } from '../../core/database/sql.service.js';
 import type { ContactDataPatch } from '../contacts/contact-data.js';
 import { upsertContactSql } from '../contacts/contacts.repository.js';
@@ -172,12 +173,12 @@ export class EventsRepository {
 
   /** One page (limit + 1 rows, newest first), each with its contact's email, and the total. */
   list(projectId: string, filter: EventListFilter): Promise<{ rows: EventRow[]; total: number }> {
-    const where = new ListFilter().where('e.project_id = ?', projectId).raw('c.project_id = $1');
-    if (filter.name !== undefined) where.where('e.name = ?', filter.name);
-    if (filter.contactId) where.where('e.contact_id = ?', filter.contactId);
-    if (filter.email) where.where('lower(c.email) = lower(?)', filter.email);
-    if (filter.from) where.where('e.created_at >= ?::timestamptz', filter.from);
-    if (filter.to) where.where('e.created_at < ?::timestamptz', filter.to);
+    const where = new SqlWhere().add('e.project_id = ?', projectId).raw('c.project_id = $1');
+    if (filter.name !== undefined) where.add('e.name = ?', filter.name);
+    if (filter.contactId) where.add('e.contact_id = ?', filter.contactId);
+    if (filter.email) where.add('lower(c.email) = lower(?)', filter.email);
+    if (filter.from) where.add('e.created_at >= ?::timestamptz', filter.from);
+    if (filter.to) where.add('e.created_at < ?::timestamptz', filter.to);
     return keysetPage<EventRow>(this.sql, {
       select: 'e.id, e.name, e.contact_id, c.email, e.data, e.created_at',
       from: 'events e JOIN contacts c ON c.id = e.contact_id',

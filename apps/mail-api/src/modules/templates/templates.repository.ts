@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { MailTemplate, MailTemplateType } from '@app/contracts';
-import { keysetPage, likeSubstring, ListFilter } from '../../core/database/keyset-page.js';
+import { likePattern, SqlWhere } from '@app/service-kit';
+import { keysetPage } from '../../core/database/keyset-page.js';
 import { Sql } from '../../core/database/sql.service.js';
 
 const TEMPLATE_COLUMNS = 'id, name, description, subject, body, from_email, from_name, reply_to, type, created_at, updated_at';
@@ -82,10 +83,10 @@ export class TemplatesRepository {
 
   /** One page (limit + 1 rows, newest first) and the total matching the filters. */
   list(projectId: string, filter: TemplateListFilter): Promise<{ rows: TemplateRow[]; total: number }> {
-    const where = new ListFilter().where('project_id = ?', projectId);
-    if (filter.type) where.where('type = ?', filter.type);
+    const where = new SqlWhere().add('project_id = ?', projectId);
+    if (filter.type) where.add('type = ?', filter.type);
     // A project has few templates: the (project_id, id) index narrows enough, no trigram index needed.
-    if (filter.search) where.where('lower(name) LIKE ?', likeSubstring(filter.search));
+    if (filter.search) where.add('lower(name) LIKE ?', likePattern(filter.search.toLowerCase()));
     const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit };
     return keysetPage<TemplateRow>(this.sql, { select: TEMPLATE_COLUMNS, from: 'templates', idColumn: 'id', ...page });
   }

@@ -1,8 +1,3 @@
-/** Escapes LIKE metacharacters so a search is a plain, case-insensitive-ready substring match. */
-export function likePattern(search: string): string {
-  return `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 const UNIQUE_VIOLATION = '23505';
 
 /**

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { isUniqueViolation, likePattern } from '../../core/database/sql-helpers.js';
+import { likePattern } from '@app/service-kit';
+import { isUniqueViolation } from '../../core/database/sql-helpers.js';
 
 /** Anything that runs SQL: the DataSource, or a transaction's EntityManager. */
 export interface Queryable {

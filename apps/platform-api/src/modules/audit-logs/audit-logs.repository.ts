@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { SqlWhere } from '@app/service-kit';
 import type { ActionSortField } from './audit-logs.dto.js';
 
 /** Who and what a log query may see; every query is scoped by `tenantId`. */
@@ -86,37 +87,10 @@ export interface AccessLogRow {
   created_at: Date;
 }
 
-/** Numbered parameters and the WHERE clauses that use them. */
-class Where {
-  readonly params: unknown[] = [];
-  private readonly clauses: string[] = [];
-
-  param(value: unknown): string {
-    this.params.push(value);
-    return `$${this.params.length}`;
-  }
-
-  /** Every `?` in `clause` stands for this one parameter. */
-  add(clause: string, value: unknown): this {
-    const ref = this.param(value);
-    this.clauses.push(clause.replaceAll('?', ref));
-    return this;
-  }
-
-  raw(clause: string): this {
-    this.clauses.push(clause);
-    return this;
-  }
-
-  sql(): string {
-    return this.clauses.join(' AND ');
-  }
-}
-
 /** The actor's display name, as the `user` sort and the `actorUserName` field read it. */
 const ACTOR_NAME = `COALESCE(NULLIF(btrim(u.name), ''), u.email)`;
 
-function scopeClauses(w: Where, f: LogScope): Where {
+function scopeClauses(w: SqlWhere, f: LogScope): SqlWhere {
   w.add('a.tenant_id = ?', f.tenantId);
   if (f.actorUserIds) {
     if (f.actorUserIds.length === 1) w.add('a.actor_user_id = ?', f.actorUserIds[0]);
@@ -129,8 +103,8 @@ function scopeClauses(w: Where, f: LogScope): Where {
   return w;
 }
 
-function actionWhere(f: ActionLogFilter): Where {
-  const w = scopeClauses(new Where(), f);
+function actionWhere(f: ActionLogFilter): SqlWhere {
+  const w = scopeClauses(new SqlWhere(), f);
   if (f.resourceId && f.includeRelated) {
     const id = w.param(f.resourceId);
     if (f.resourceKind) {
@@ -287,8 +261,8 @@ export class AuditLogsRepository {
   }
 }
 
-function accessWhere(f: AccessLogFilter): Where {
-  const w = scopeClauses(new Where(), f);
+function accessWhere(f: AccessLogFilter): SqlWhere {
+  const w = scopeClauses(new SqlWhere(), f);
   if (f.resourceKind) w.add('a.resource_kind = ?', f.resourceKind);
   if (f.accessType) w.add('a.access_type = ?', f.accessType);
   return w;

@@ -1,5 +1,5 @@
 import { DEFAULT_PAGE_SIZE, type DirectoryListQueryDto, type Paged } from './directory.dto.js';
-import { likePattern } from '../../core/database/sql-helpers.js';
+import { likePattern } from '@app/service-kit';
 
 /** WHERE clauses and their parameters, numbered as they are added. */
 export class SqlFilter {

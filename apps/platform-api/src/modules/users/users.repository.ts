@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { RequestedAcl } from '../../core/auth/grant-boundary.js';
-import { isUniqueViolation, likePattern } from '../../core/database/sql-helpers.js';
+import { likePattern } from '@app/service-kit';
+import { isUniqueViolation } from '../../core/database/sql-helpers.js';
 
 /** Anything that runs SQL: the DataSource, or a transaction's EntityManager. */
 export interface Queryable {
