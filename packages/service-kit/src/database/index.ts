@@ -1,3 +1,4 @@
 export * from './provision.js';
 export * from './migrate.js';
 export * from './sql-where.js';
+export * from './prepared-query.js';

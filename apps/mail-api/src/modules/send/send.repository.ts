@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { MailSendAttachment, MailSendResult, MailTemplateType } from '@app/contracts';
+import { preparedQuery } from '@app/service-kit';
 import { Sql } from '../../core/database/sql.service.js';
 import type { Address } from './send-message.js';
 
@@ -40,7 +41,7 @@ export class SendRepository {
    * taken over.
    */
   async claimIdempotencyKey(tx: EntityManager, projectId: string, key: string, requestHash: string): Promise<StoredIdempotentResponse | null> {
-    const claimed: unknown[] = await this.sql.queryIn(
+    const claimed: unknown[] = await preparedQuery(
       tx,
       `INSERT INTO idempotency_keys (project_id, key, request_hash) VALUES ($1, $2, $3)
        ON CONFLICT (project_id, key) DO UPDATE
@@ -50,12 +51,12 @@ export class SendRepository {
       [projectId, key, requestHash],
     );
     if (claimed.length > 0) return null;
-    const [earlier] = await this.sql.queryIn<StoredIdempotentResponse>(tx, `SELECT request_hash, response FROM idempotency_keys WHERE project_id = $1 AND key = $2`, [projectId, key]);
+    const [earlier] = await preparedQuery<StoredIdempotentResponse>(tx, `SELECT request_hash, response FROM idempotency_keys WHERE project_id = $1 AND key = $2`, [projectId, key]);
     return earlier as StoredIdempotentResponse;
   }
 
   async storeIdempotentResponse(tx: EntityManager, projectId: string, key: string, response: MailSendResult): Promise<void> {
-    await this.sql.queryIn(tx, `UPDATE idempotency_keys SET response = $3 WHERE project_id = $1 AND key = $2`, [projectId, key, JSON.stringify(response)]);
+    await preparedQuery(tx, `UPDATE idempotency_keys SET response = $3 WHERE project_id = $1 AND key = $2`, [projectId, key, JSON.stringify(response)]);
   }
 
   /**
@@ -64,7 +65,7 @@ export class SendRepository {
    * order so concurrent sends to overlapping lists cannot deadlock. Returns ids by lower-cased email.
    */
   async upsertRecipients(tx: EntityManager, projectId: string, emails: string[], subscribed: boolean | null): Promise<Map<string, string>> {
-    const rows: { id: string; email: string }[] = await this.sql.queryIn(
+    const rows: { id: string; email: string }[] = await preparedQuery(
       tx,
       `INSERT INTO contacts (project_id, email, subscribed)
        SELECT $1, e.email, coalesce($3::boolean, false) FROM unnest($2::text[]) AS e(email) ORDER BY lower(e.email)
@@ -78,13 +79,13 @@ export class SendRepository {
   }
 
   async insertSendRequest(tx: EntityManager, projectId: string, attachments: MailSendAttachment[]): Promise<string> {
-    const [row] = await this.sql.queryIn<{ id: string }>(tx, `INSERT INTO send_requests (project_id, attachments) VALUES ($1, $2) RETURNING id`, [projectId, JSON.stringify(attachments)]);
+    const [row] = await preparedQuery<{ id: string }>(tx, `INSERT INTO send_requests (project_id, attachments) VALUES ($1, $2) RETURNING id`, [projectId, JSON.stringify(attachments)]);
     return row.id;
   }
 
   /** One QUEUED row per recipient, in one statement. Returns email ids by lower-cased recipient address. */
   async insertEmails(tx: EntityManager, projectId: string, fields: EmailMessageFields, emails: EmailToInsert[]): Promise<Map<string, string>> {
-    const rows: { id: string; to_email: string }[] = await this.sql.queryIn(
+    const rows: { id: string; to_email: string }[] = await preparedQuery(
       tx,
       `INSERT INTO emails (project_id, send_request_id, contact_id, template_id, type, to_email, to_name,
                            from_email, from_name, reply_to, subject, html, headers)

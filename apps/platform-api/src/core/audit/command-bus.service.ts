@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { DomainError } from '@app/service-kit';
+import { DomainError, preparedQuery } from '@app/service-kit';
 import type { AuthContext } from '../auth/auth-context.js';
-import { preparedQuery } from '../database/prepared-query.js';
 import { EventBus } from '../events/event-bus.service.js';
 import type { CommandDefinition, Snapshot } from './command.js';
 import { diffSnapshots, sameSnapshot } from './snapshot-diff.js';

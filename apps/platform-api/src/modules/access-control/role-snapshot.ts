@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Snapshot } from '../../core/audit/command.js';
-import { preparedQuery } from '../../core/database/prepared-query.js';
+import { preparedQuery } from '@app/service-kit';
 
 /**
  * A role as the action log records it: the row, its ACL in every tenant, and its memberships, so an
