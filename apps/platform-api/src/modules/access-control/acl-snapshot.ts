@@ -72,6 +72,28 @@ export async function restoreUserAcl(tx: EntityManager, userId: string, snapshot
     return;
   }
   if (!user || user.deleted_at) throw DomainError.badRequest('the user was deleted; its ACL cannot be restored');
+  await writeUserAcl(tx, user.tenant_id, userId, {
+    isSuperAdmin: snapshot.isSuperAdmin as boolean,
+    features: snapshot.features as string[],
+    organizations: (snapshot.organizations as string[] | null | undefined) ?? null,
+  });
+}
+
+/**
+ * Makes the user's ACL row equal to `acl` (null: no custom ACL). An unchanged row is not written, so
+ * its `updated_at` keeps telling when the ACL last really changed. Used by undo/redo of user ACLs and
+ * of users.
+ */
+export async function writeUserAcl(
+  tx: EntityManager,
+  tenantId: string,
+  userId: string,
+  acl: { isSuperAdmin: boolean; features: string[]; organizations: string[] | null } | null,
+): Promise<void> {
+  if (!acl) {
+    await tx.query('DELETE FROM user_acls WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]);
+    return;
+  }
   await tx.query(
     `INSERT INTO user_acls (tenant_id, user_id, is_super_admin, features, organizations)
      VALUES ($1, $2, $3, $4, $5::jsonb)
@@ -80,12 +102,6 @@ export async function restoreUserAcl(tx: EntityManager, userId: string, snapshot
            organizations = EXCLUDED.organizations, updated_at = now()
      WHERE (user_acls.is_super_admin, user_acls.features, user_acls.organizations)
            IS DISTINCT FROM (EXCLUDED.is_super_admin, EXCLUDED.features, EXCLUDED.organizations)`,
-    [
-      user.tenant_id,
-      userId,
-      snapshot.isSuperAdmin,
-      snapshot.features,
-      snapshot.organizations === null || snapshot.organizations === undefined ? null : JSON.stringify(snapshot.organizations),
-    ],
+    [tenantId, userId, acl.isSuperAdmin, acl.features, acl.organizations === null ? null : JSON.stringify(acl.organizations)],
   );
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { Snapshot } from '../../core/audit/command.js';
+import { writeUserAcl } from '../access-control/acl-snapshot.js';
 
 /**
  * A user as the action log records it (`auth.user`): the row, its roles and its custom ACL in its
@@ -127,24 +128,5 @@ export async function restoreUser(tx: EntityManager, userId: string, snapshot: S
      ON CONFLICT (user_id, role_id) DO NOTHING`,
     [row.tenant_id, userId, target.roles],
   );
-  if (!target.acl) {
-    await tx.query('DELETE FROM user_acls WHERE tenant_id = $1 AND user_id = $2', [row.tenant_id, userId]);
-  } else {
-    await tx.query(
-      `INSERT INTO user_acls (tenant_id, user_id, is_super_admin, features, organizations)
-       VALUES ($1, $2, $3, $4, $5::jsonb)
-       ON CONFLICT (tenant_id, user_id) DO UPDATE
-         SET is_super_admin = EXCLUDED.is_super_admin, features = EXCLUDED.features,
-             organizations = EXCLUDED.organizations, updated_at = now()
-       WHERE (user_acls.is_super_admin, user_acls.features, user_acls.organizations)
-             IS DISTINCT FROM (EXCLUDED.is_super_admin, EXCLUDED.features, EXCLUDED.organizations)`,
-      [
-        row.tenant_id,
-        userId,
-        target.acl.isSuperAdmin,
-        target.acl.features,
-        target.acl.organizations === null ? null : JSON.stringify(target.acl.organizations),
-      ],
-    );
-  }
+  await writeUserAcl(tx, row.tenant_id, userId, target.acl);
 }
