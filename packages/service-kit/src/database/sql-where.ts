@@ -26,6 +26,11 @@ export class SqlWhere {
     return this.conditions.join(' AND ');
   }
 
+  /** `WHERE <conditions>`, or nothing when there are none. */
+  whereClause(): string {
+    return this.conditions.length > 0 ? `WHERE ${this.sql()}` : '';
+  }
+
   /** The same conditions and parameters, to extend without touching this one. */
   copy(): SqlWhere {
     const copy = new SqlWhere();

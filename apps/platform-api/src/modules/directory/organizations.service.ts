@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { DomainError } from '@app/service-kit';
+import { DomainError, likePattern, SqlWhere } from '@app/service-kit';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import type { CreateOrganizationDto, OrganizationListQueryDto, Paged, UpdateOrganizationDto } from './directory.dto.js';
 import { lowestFreeSlug, slugFromName } from './organization-slug.js';
-import { containsPattern, pageOf, paged, SqlFilter } from './paging.js';
+import { pageOf, paged } from './paging.js';
 import { isUniqueViolation } from '../../core/database/sql-helpers.js';
 
 export interface OrganizationListItem {
@@ -33,24 +33,24 @@ export class OrganizationsService {
 
   async list(auth: AuthContext, query: OrganizationListQueryDto): Promise<Paged<OrganizationListItem>> {
     const { page, pageSize, offset } = pageOf(query);
-    const filter = new SqlFilter();
+    const filter = new SqlWhere();
     if (!auth.isSuperAdmin) filter.add('o.tenant_id = ?', auth.tenantId);
     if (!auth.isSuperAdmin && auth.acl.organizations !== null) filter.add('o.id = ANY(?::uuid[])', auth.acl.organizations);
     if (query.tenantId) filter.add('o.tenant_id = ?', query.tenantId);
     if (query.id) filter.add('o.id = ?', query.id);
-    if (query.search?.trim()) filter.add('(o.name ILIKE ? OR o.slug ILIKE ?)', containsPattern(query.search.trim()));
+    if (query.search?.trim()) filter.add('(o.name ILIKE ? OR o.slug ILIKE ?)', likePattern(query.search.trim()));
     const limit = filter.params.length + 1;
     const [rows, [{ total }]] = await Promise.all([
       this.dataSource.query(
         `SELECT o.id, o.tenant_id, t.name AS tenant_name, o.name, o.slug, o.is_active, o.created_at,
                 (SELECT count(*) FROM users u WHERE u.tenant_id = o.tenant_id AND u.organization_id = o.id AND u.deleted_at IS NULL)::int AS users_count
            FROM organizations o JOIN tenants t ON t.id = o.tenant_id
-           ${filter.where()}
+           ${filter.whereClause()}
           ORDER BY lower(o.name), o.id
           LIMIT $${limit} OFFSET $${limit + 1}`,
         [...filter.params, pageSize, offset],
       ),
-      this.dataSource.query(`SELECT count(*)::int AS total FROM organizations o ${filter.where()}`, filter.params),
+      this.dataSource.query(`SELECT count(*)::int AS total FROM organizations o ${filter.whereClause()}`, filter.params),
     ]);
     const items = rows.map((r: Record<string, unknown>) => ({
       id: r.id as string,

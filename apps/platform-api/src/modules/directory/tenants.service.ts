@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DomainError } from '@app/service-kit';
+import { DomainError, likePattern, SqlWhere } from '@app/service-kit';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import type { CreateTenantDto, DirectoryListQueryDto, Paged, UpdateTenantDto } from './directory.dto.js';
-import { containsPattern, pageOf, paged, SqlFilter } from './paging.js';
+import { pageOf, paged } from './paging.js';
 
 export interface TenantListItem {
   id: string;
@@ -25,22 +25,22 @@ export class TenantsService {
 
   async list(auth: AuthContext, query: DirectoryListQueryDto): Promise<Paged<TenantListItem>> {
     const { page, pageSize, offset } = pageOf(query);
-    const filter = new SqlFilter();
+    const filter = new SqlWhere();
     if (!auth.isSuperAdmin) filter.add('t.id = ?', auth.tenantId);
     if (query.id) filter.add('t.id = ?', query.id);
-    if (query.search?.trim()) filter.add(`t.name ILIKE ?`, containsPattern(query.search.trim()));
+    if (query.search?.trim()) filter.add(`t.name ILIKE ?`, likePattern(query.search.trim()));
     const limit = filter.params.length + 1;
     const [rows, [{ total }]] = await Promise.all([
       this.dataSource.query(
         `SELECT t.id, t.name, t.is_active, t.created_at,
                 (SELECT count(*) FROM organizations o WHERE o.tenant_id = t.id)::int AS organizations_count,
                 (SELECT count(*) FROM users u WHERE u.tenant_id = t.id AND u.deleted_at IS NULL)::int AS users_count
-           FROM tenants t ${filter.where()}
+           FROM tenants t ${filter.whereClause()}
           ORDER BY lower(t.name), t.id
           LIMIT $${limit} OFFSET $${limit + 1}`,
         [...filter.params, pageSize, offset],
       ),
-      this.dataSource.query(`SELECT count(*)::int AS total FROM tenants t ${filter.where()}`, filter.params),
+      this.dataSource.query(`SELECT count(*)::int AS total FROM tenants t ${filter.whereClause()}`, filter.params),
     ]);
     const items = rows.map((r: Record<string, unknown>) => ({
       id: r.id as string,
