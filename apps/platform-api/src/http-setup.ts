@@ -10,6 +10,8 @@ export async function createPlatformHttpApp(
   options: { extraModules?: Type[] } = {},
 ): Promise<NestExpressApplication> {
   return createHttpApp(AppModule.forRoot(config, options.extraModules), {
+    trustProxy: config.trustProxy,
+    invalidInputStatus: 400,
     configure: (app) =>
       setupOpenApi(app, {
         title: 'platform-api',

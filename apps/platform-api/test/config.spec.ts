@@ -18,6 +18,13 @@ describe('platform config', () => {
     expect(c.attachmentsRoot).toBe(path.join(dataDir, 'attachments'));
     expect(c.aiPendingActionTtlSeconds).toBe(900);
     expect(c.bootstrapAdmin).toBeNull();
+    expect(c.trustProxy).toBe(false);
+  });
+
+  it('TRUST_PROXY: a hop count or addresses/CIDRs, anything else refused', () => {
+    expect(loadPlatformConfig({ DATA_DIR: dataDir, TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadPlatformConfig({ DATA_DIR: dataDir, TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toEqual(['10.0.0.0/8', '::1']);
+    expect(() => loadPlatformConfig({ DATA_DIR: dataDir, TRUST_PROXY: 'uniquelocal' })).toThrow(/TRUST_PROXY/);
   });
 
   it('keeps one random dev secret per install under the data dir', () => {

@@ -1,6 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { jsonLoggingModule, QueueModule } from '@app/service-kit';
+import { SECRET_PATH_PREFIXES } from './http/secret-paths.js';
 import { MAIL_CONFIG, type MailConfig } from '../config/mail-config.js';
 import { mailDataSourceOptions } from './database/data-source-options.js';
 import { Sql } from './database/sql.service.js';
@@ -13,7 +14,7 @@ export class CoreModule {
     return {
       module: CoreModule,
       imports: [
-        jsonLoggingModule({ service: 'mail-api', level: config.logLevel }),
+        jsonLoggingModule({ service: 'mail-api', level: config.logLevel, secretPathPrefixes: SECRET_PATH_PREFIXES }),
         TypeOrmModule.forRoot(mailDataSourceOptions(config.databaseUrl)),
         QueueModule.forRoot({ url: config.redisUrl, queuePrefix: config.queuePrefix }),
       ],

@@ -1,6 +1,6 @@
 import { Expose, Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-import { ConfigError, defaultDataDir, devSecret, loadConfig } from '@app/service-kit';
+import { ConfigError, defaultDataDir, devSecret, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
 import path from 'node:path';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
@@ -17,6 +17,8 @@ export class PlatformEnv {
   @Expose() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
   @Expose() @IsString() DATA_DIR = defaultDataDir();
   @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
+  /** Proxies allowed to set X-Forwarded-For: a hop count or a comma list of addresses/CIDRs; unset = none. */
+  @Expose() @IsOptional() @IsString() TRUST_PROXY?: string;
 
   @Expose() @IsOptional() @IsString() PLATFORM_BOOTSTRAP_ADMIN_EMAIL?: string;
   @Expose() @IsOptional() @IsString() PLATFORM_BOOTSTRAP_ADMIN_PASSWORD?: string;
@@ -45,6 +47,8 @@ export interface PlatformConfig {
   logLevel: string;
   dataDir: string;
   workerConcurrency: number;
+  /** `TRUST_PROXY`: which peers may set the client address through X-Forwarded-For. */
+  trustProxy: TrustProxySetting;
   bootstrapAdmin: { email: string; password: string } | null;
   appUrl: string;
   allowedOrigins: string[];
@@ -85,6 +89,7 @@ export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): Platfo
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
     bootstrapAdmin:
       e.PLATFORM_BOOTSTRAP_ADMIN_EMAIL && e.PLATFORM_BOOTSTRAP_ADMIN_PASSWORD
         ? { email: e.PLATFORM_BOOTSTRAP_ADMIN_EMAIL.trim().toLowerCase(), password: e.PLATFORM_BOOTSTRAP_ADMIN_PASSWORD }

@@ -1,14 +1,20 @@
 import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
+import type { TrustProxySetting } from './client-address.js';
+import { RequestBodyInterceptor } from './request-body.js';
 
 export interface HttpAppOptions {
   /** Applies the app's pipes, filters and OpenAPI; shared by main.ts and the e2e tests. */
   configure: (app: NestExpressApplication) => void | Promise<void>;
-  /** Largest JSON / form body accepted. */
+  /** Largest JSON / form body a route accepts unless it declares its own with `@BodyLimit` (default 1 MB). */
   bodyLimit?: string;
+  /** Status for input refused before validation (NUL characters, deep nesting): the app's validation status. */
+  invalidInputStatus: 400 | 422;
+  /** Proxies allowed to set `X-Forwarded-For` (`TRUST_PROXY`); none by default. */
+  trustProxy: TrustProxySetting;
 }
 
 /**
@@ -19,10 +25,14 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
   const app = await NestFactory.create<NestExpressApplication>(module as never, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
-  const limit = options.bodyLimit ?? '1mb';
-  app.useBodyParser('json', { limit });
-  app.useBodyParser('urlencoded', { limit, extended: true });
+  app.set('trust proxy', options.trustProxy);
+  // Bodies are parsed inside each route's pipeline, after its guard (see RequestBodyInterceptor).
+  app.useGlobalInterceptors(
+    new RequestBodyInterceptor(app.get(Reflector), {
+      defaultLimit: options.bodyLimit ?? '1mb',
+      invalidInputStatus: options.invalidInputStatus,
+    }),
+  );
   app.enableShutdownHooks();
   await options.configure(app);
   return app;

@@ -4,3 +4,5 @@ export * from './validation.js';
 export * from './openapi.js';
 export * from './http-app.js';
 export * from './public.decorator.js';
+export * from './client-address.js';
+export * from './request-body.js';

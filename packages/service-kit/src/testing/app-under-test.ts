@@ -46,6 +46,9 @@ export async function createAppTestEnv<TConfig>(target: AppUnderTest<TConfig>, e
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     QUEUE_PREFIX: uniqueQueuePrefix(target.name),
     DATA_DIR: dataDir,
+    // The specs' HTTP client stands in for a reverse proxy on loopback, so a spec can pose as different
+    // clients with X-Forwarded-For (hardening specs check the production default of trusting nobody).
+    TRUST_PROXY: '127.0.0.1,::1',
     ...target.env,
     ...env,
   });

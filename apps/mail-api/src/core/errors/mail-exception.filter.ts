@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { MailErrorBody } from '@app/contracts';
-import { normalizeError, resolveRequestId, type NormalizedError } from '@app/service-kit';
+import { normalizeError, redactRequestUrl, resolveRequestId, type NormalizedError } from '@app/service-kit';
+import { SECRET_PATH_PREFIXES } from '../http/secret-paths.js';
 
 const logger = new Logger('MailExceptionFilter');
 
@@ -46,7 +47,7 @@ export class MailExceptionFilter implements ExceptionFilter {
     const requestId = requestIdOf(req, res);
     if (error.unexpected) {
       // The stack goes to the log only; the client gets the generic message and the id to quote.
-      logger.error({ err: exception, reqId: requestId, path: req.path }, 'unexpected error');
+      logger.error({ err: exception, reqId: requestId, path: redactRequestUrl(req.path, SECRET_PATH_PREFIXES) }, 'unexpected error');
     }
     if (res.headersSent) return;
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);

@@ -2,13 +2,25 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { ErrorCode } from '@app/contracts';
-import { DomainError, REDIS, REDIS_SETTINGS, type RedisSettings } from '@app/service-kit';
+import { clientIpBucket, DomainError, REDIS, REDIS_SETTINGS, type RedisSettings } from '@app/service-kit';
 
 export interface RateRule {
   /** Unique name: becomes part of the Redis key. */
   name: string;
   points: number;
   durationSeconds: number;
+}
+
+/**
+ * What one check counts under: a client address (`ip`, bucketed: IPv6 per /64), optionally with a
+ * subject (an email, a token hash) for per-IP-and-account limits; or any other `key` (a user id).
+ */
+export type RateCheck = { rule: RateRule } & ({ ip: string; subject?: string } | { key: string });
+
+function keyOf(check: RateCheck): string {
+  if ('key' in check) return check.key;
+  const bucket = clientIpBucket(check.ip);
+  return check.subject === undefined ? bucket : `${bucket}:${check.subject}`;
 }
 
 /**
@@ -25,10 +37,10 @@ export class RateLimiterService {
   ) {}
 
   /** Consumes one point from each (rule, key); the first exhausted one answers 429 with Retry-After. */
-  async consume(checks: { rule: RateRule; key: string }[], message = 'too many attempts, try again later'): Promise<void> {
-    for (const { rule, key } of checks) {
+  async consume(checks: RateCheck[], message = 'too many attempts, try again later'): Promise<void> {
+    for (const check of checks) {
       try {
-        await this.limiter(rule).consume(key);
+        await this.limiter(check.rule).consume(keyOf(check));
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) {
           const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));

@@ -22,7 +22,7 @@ export class DirectoryLookupService {
   ) {}
 
   async tenant(ip: string, tenantId: unknown): Promise<{ ok: true; tenant: { id: string; name: string } }> {
-    await this.rateLimiter.consume([{ rule: DIRECTORY_LOOKUP_RULE, key: ip }]);
+    await this.rateLimiter.consume([{ rule: DIRECTORY_LOOKUP_RULE, ip }]);
     if (tenantId === undefined || tenantId === '') throw DomainError.badRequest('tenantId is required');
     if (typeof tenantId !== 'string' || !UUID.test(tenantId)) throw DomainError.badRequest('tenantId must be a UUID');
     const [tenant] = await this.dataSource.query('SELECT id, name FROM tenants WHERE id = $1 AND is_active', [tenantId]);
@@ -31,7 +31,7 @@ export class DirectoryLookupService {
   }
 
   async organization(ip: string, slug: unknown): Promise<{ ok: true; organization: { id: string; name: string; slug: string } }> {
-    await this.rateLimiter.consume([{ rule: DIRECTORY_LOOKUP_RULE, key: ip }]);
+    await this.rateLimiter.consume([{ rule: DIRECTORY_LOOKUP_RULE, ip }]);
     if (slug === undefined || slug === '') throw DomainError.badRequest('slug is required');
     if (typeof slug !== 'string' || !SLUG_PATTERN.test(slug)) throw DomainError.badRequest('slug must match ^[a-z0-9][a-z0-9-]{0,62}$');
     const [org] = await this.dataSource.query(

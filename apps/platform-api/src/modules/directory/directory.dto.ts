@@ -5,6 +5,8 @@ import { SLUG_PATTERN } from './organization-slug.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
+/** Far beyond any real directory; keeps `(page - 1) * pageSize` a valid Postgres OFFSET. */
+export const MAX_PAGE = 1_000_000;
 const NAME_MAX_LENGTH = 200;
 
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
@@ -12,7 +14,7 @@ const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? val
 /** List conventions shared with roles and users: id, page, pageSize (at most 100), search. */
 export class DirectoryListQueryDto {
   @ApiPropertyOptional() @IsOptional() @IsUUID() id?: string;
-  @ApiPropertyOptional({ default: 1 }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) page?: number;
+  @ApiPropertyOptional({ default: 1, maximum: MAX_PAGE }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(MAX_PAGE) page?: number;
   @ApiPropertyOptional({ default: DEFAULT_PAGE_SIZE, maximum: MAX_PAGE_SIZE })
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(MAX_PAGE_SIZE) pageSize?: number;
   @ApiPropertyOptional({ description: 'Case-insensitive substring of the name (organizations: or the slug).' })

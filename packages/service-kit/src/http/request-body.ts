@@ -1,0 +1,138 @@
+import {
+  Injectable,
+  SetMetadata,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import bodyParser from 'body-parser';
+import type { Request, RequestHandler, Response } from 'express';
+import type { Observable } from 'rxjs';
+import { ErrorCode, type FieldError } from '@app/contracts';
+import { DomainError } from '../errors/domain-error.js';
+
+export const BODY_LIMIT = 'http:body-limit';
+
+/** A route that accepts larger bodies than the app's default (e.g. `/v1/send` with attachments). */
+export const BodyLimit = (limit: string) => SetMetadata(BODY_LIMIT, limit);
+
+/** Deeper JSON than any of our bodies needs; recursive code further on (validation, logging) stays safe. */
+export const MAX_BODY_DEPTH = 64;
+
+export interface RequestBodyOptions {
+  /** Largest JSON / form body a route accepts unless it says otherwise with `@BodyLimit`. */
+  defaultLimit: string;
+  /** Status of a refused input (NUL characters, nesting): the app's validation status (platform 400, mail 422). */
+  invalidInputStatus: 400 | 422;
+}
+
+/**
+ * Parses JSON and form bodies inside the route's pipeline instead of as Express middleware, so that:
+ * - the guard runs first: an unauthenticated request is refused before its body is read or parsed;
+ * - each route has its own size limit (`@BodyLimit`), 1 MB elsewhere, so only the routes that need
+ *   large bodies make the event loop parse them;
+ * - a malformed body fails inside the route, where the route's exception filter shapes the error
+ *   (the `{ok: false, error}` routes of the platform).
+ * It then refuses input Postgres or recursive code cannot take: NUL characters anywhere (query,
+ * path or body; Postgres rejects 0x00 in text) and JSON nested deeper than `MAX_BODY_DEPTH`.
+ */
+@Injectable()
+export class RequestBodyInterceptor implements NestInterceptor {
+  private readonly parsers = new Map<string, RequestHandler[]>();
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly options: RequestBodyOptions,
+  ) {}
+
+  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+    if (context.getType() !== 'http') return next.handle();
+    const http = context.switchToHttp();
+    const req = http.getRequest<Request>();
+    const res = http.getResponse<Response>();
+    if (/%00/i.test(req.url)) this.refuse(findNul({ query: req.query, params: req.params }) ?? { field: 'url', depth: false });
+    const limit =
+      this.reflector.getAllAndOverride<string | undefined>(BODY_LIMIT, [context.getHandler(), context.getClass()]) ??
+      this.options.defaultLimit;
+    for (const parse of this.parsersFor(limit)) {
+      await new Promise<void>((resolve, reject) => parse(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+    }
+    if (req.body !== undefined && typeof req.body === 'object' && req.body !== null) {
+      const problem = inspectBody(req.body);
+      if (problem) this.refuse(problem);
+    }
+    return next.handle();
+  }
+
+  private parsersFor(limit: string): RequestHandler[] {
+    let parsers = this.parsers.get(limit);
+    if (!parsers) {
+      parsers = [bodyParser.json({ limit }), bodyParser.urlencoded({ limit, extended: true })];
+      this.parsers.set(limit, parsers);
+    }
+    return parsers;
+  }
+
+  private refuse(problem: InputProblem): never {
+    // Same field-error codes and messages as the DTO validators (`hasNoNulCharacter`: mail-api's text validators).
+    const detail: FieldError = problem.depth
+      ? { field: problem.field, message: `${problem.field} is nested deeper than ${MAX_BODY_DEPTH} levels`, code: 'maxDepth' }
+      : { field: problem.field, message: `${problem.field} must not contain NUL characters`, code: 'hasNoNulCharacter' };
+    throw new DomainError(ErrorCode.ValidationError, `validation failed: ${detail.message}`, {
+      status: this.options.invalidInputStatus,
+      details: [detail],
+    });
+  }
+}
+
+interface InputProblem {
+  field: string;
+  depth: boolean;
+}
+
+interface PathNode {
+  parent: PathNode | null;
+  key: string | number;
+}
+
+/** The first NUL character or excess nesting in a parsed body, found without recursion. */
+export function inspectBody(body: object): InputProblem | null {
+  return walk(body, true);
+}
+
+function findNul(input: Record<string, unknown>): InputProblem | null {
+  return walk(input, false, true);
+}
+
+function walk(root: object, checkDepth: boolean, skipRootSegment = false): InputProblem | null {
+  const stack: { value: unknown; path: PathNode | null; depth: number }[] = [{ value: root, path: null, depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return { field: fieldName(path, skipRootSegment), depth: false };
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    if (checkDepth && depth >= MAX_BODY_DEPTH) return { field: fieldName(path, skipRootSegment), depth: true };
+    const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((item, i) => [i, item]) : Object.entries(value);
+    for (const [key, item] of entries) {
+      const node: PathNode = { parent: path, key };
+      if (typeof key === 'string' && key.includes('\u0000')) return { field: fieldName(node, skipRootSegment), depth: false };
+      stack.push({ value: item, path: node, depth: depth + 1 });
+    }
+  }
+  return null;
+}
+
+/** `a.b[0].c`, the field notation of validation errors; `body` for the body itself. */
+function fieldName(path: PathNode | null, skipRootSegment: boolean): string {
+  const keys: (string | number)[] = [];
+  for (let node = path; node; node = node.parent) keys.unshift(node.key);
+  if (skipRootSegment) keys.shift();
+  let field = '';
+  for (const key of keys) {
+    field += typeof key === 'number' ? `[${key}]` : field ? `.${key.replace(/\u0000/g, '\\u0000')}` : key.replace(/\u0000/g, '\\u0000');
+  }
+  return field || (skipRootSegment ? 'url' : 'body');
+}
