@@ -2,7 +2,8 @@
 // `npm start`: zero-config local run (decisions.md "Operator contract"). Builds, makes sure Postgres
 // and Redis are there (starting an embedded Postgres / a redis-server under .data/ when nothing
 // answers), applies both services' migrations, then runs platform-api, platform worker, mail-api and
-// mail worker with prefixed output until Ctrl+C or SIGTERM.
+// mail worker with prefixed output until Ctrl+C or SIGTERM. A service that crashes is restarted with
+// backoff (1 s, 2 s, 5 s, 10 s, then every 30 s while it keeps crashing); the others keep running.
 //
 // The apps' own variables (PLATFORM_PORT, MAIL_PORT, *_DATABASE_URL, REDIS_URL, *_BOOTSTRAP_*, ...)
 // pass through. Knobs of this script:
@@ -141,13 +142,28 @@ async function migrate(app) {
   if (result.code !== 0 && !stopping) throw new Fatal(`${app} migrations failed: ${entryPoint(app, 'migrate')} ${describeExit(result)} (output above).`);
 }
 
-function startService(app, kind) {
+const RESTART_BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+/** A service that stayed up this long is healthy again: its next crash restarts it after the first delay. */
+const STABLE_AFTER_MS = 60_000;
+
+/**
+ * Runs one service and, like a process supervisor, restarts it when it dies on its own (with growing
+ * delays while it keeps crashing), so one crashed worker does not take the other services down.
+ */
+function startService(app, kind, attempt = 0) {
   const service = spawnNode(`${app}-${kind}`, entryPoint(app, kind), env);
+  const startedAt = Date.now();
   children.push(service);
+  if (service.child.pid) say(`${service.label} started (pid ${service.child.pid})`);
   service.exited.then((result) => {
+    children.splice(children.indexOf(service), 1);
     if (stopping) return;
-    say(`${service.label} ${describeExit(result)} unexpectedly: stopping the others`);
-    void shutdown(1);
+    const next = Date.now() - startedAt >= STABLE_AFTER_MS ? 0 : attempt;
+    const delay = RESTART_BACKOFF_MS[Math.min(next, RESTART_BACKOFF_MS.length - 1)];
+    say(`${service.label} ${describeExit(result)} unexpectedly: restarting it in ${delay / 1000} s`);
+    setTimeout(() => {
+      if (!stopping) startService(app, kind, next + 1);
+    }, delay);
   });
 }
 
