@@ -4,7 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { DomainError, preparedQuery } from '@app/service-kit';
 import type { AuthContext } from '../auth/auth-context.js';
 import { EventBus } from '../events/event-bus.service.js';
-import type { CommandDefinition, Snapshot } from './command.js';
+import type { CommandDefinition, Snapshot, SnapshotScope } from './command.js';
 import { diffSnapshots, sameSnapshot } from './snapshot-diff.js';
 import { withUndoToken } from './undo-token.js';
 
@@ -15,6 +15,21 @@ interface ClaimedEntry {
   snapshot_before: Snapshot | null;
   snapshot_after: Snapshot | null;
   action_label: string | null;
+  context: Record<string, unknown> | null;
+}
+
+/** The entry context key that records a scoped entry's tenant (SnapshotScope). */
+const SNAPSHOT_TENANT_KEY = 'snapshotTenantId';
+
+/** The context of an entry, with its snapshot scope recorded when the snapshots hold only one tenant's part. */
+function contextWithScope(context: Record<string, unknown> | null, scope: SnapshotScope): Record<string, unknown> | null {
+  return scope.tenantId === null ? context : { ...context, [SNAPSHOT_TENANT_KEY]: scope.tenantId };
+}
+
+/** The scope an entry's snapshots were taken in (entries without one hold the whole resource). */
+function scopeOf(entry: ClaimedEntry): SnapshotScope {
+  const tenantId = entry.context?.[SNAPSHOT_TENANT_KEY];
+  return { tenantId: typeof tenantId === 'string' ? tenantId : null };
 }
 
 interface LogEntry {
@@ -89,7 +104,8 @@ export class CommandBus {
     this.register(command as CommandDefinition<never, unknown>);
     const { result, undoToken, resourceId } = await this.dataSource.transaction(async (tx) => {
       const targetId = command.targetId?.(input) ?? null;
-      const before = targetId ? await command.snapshot(tx, targetId, { forUpdate: true }) : null;
+      const scope = command.snapshotScope?.(auth, input) ?? { tenantId: null };
+      const before = targetId ? await command.snapshot(tx, targetId, { forUpdate: true, tenantId: scope.tenantId }) : null;
       const outcome = await command.execute(tx, auth, input, before);
       const token = command.restore ? newUndoToken() : null;
       const entry: LogEntry = {
@@ -102,10 +118,10 @@ export class CommandBus {
         before,
         undoToken: token,
         source: 'api',
-        context,
+        context: contextWithScope(context, scope),
       };
-      if (command.snapshotSql) await this.recordWithSnapshotSql(tx, auth, entry, command.snapshotSql);
-      else await this.record(tx, auth, { ...entry, after: await command.snapshot(tx, outcome.resourceId) });
+      if (command.snapshotSql) await this.recordWithSnapshotSql(tx, auth, entry, command.snapshotSql, scope);
+      else await this.record(tx, auth, { ...entry, after: await command.snapshot(tx, outcome.resourceId, { tenantId: scope.tenantId }) });
       return { result: outcome.result, undoToken: token, resourceId: outcome.resourceId };
     });
     await this.afterCommit(auth, command, resourceId);
@@ -122,12 +138,12 @@ export class CommandBus {
                        WHERE tenant_id = $2 AND actor_user_id = $3 AND organization_id IS NOT DISTINCT FROM $4
                          AND undo_token IS NOT NULL AND execution_state IN ('done', 'redone')
                        ORDER BY created_at DESC, id DESC LIMIT 1)
-          RETURNING id, command_id, resource_id, snapshot_before, snapshot_after, action_label`,
+          RETURNING id, command_id, resource_id, snapshot_before, snapshot_after, action_label, context`,
         [undoToken, auth.tenantId, auth.userId, auth.organizationId],
       );
       const claimed = (rows as ClaimedEntry[])[0];
       if (!claimed) throw DomainError.badRequest('invalid or unavailable undo token');
-      const command = await this.apply(tx, claimed, claimed.snapshot_after, claimed.snapshot_before);
+      const command = await this.apply(tx, auth, claimed, claimed.snapshot_after, claimed.snapshot_before);
       await tx.query(`UPDATE action_logs SET execution_state = 'undone', undo_token = NULL, updated_at = now() WHERE id = $1`, [claimed.id]);
       await this.recordReplay(tx, auth, command, claimed, 'undo', claimed.snapshot_after, claimed.snapshot_before);
       return { entry: claimed, command };
@@ -147,12 +163,12 @@ export class CommandBus {
                        WHERE tenant_id = $2 AND actor_user_id = $3 AND organization_id IS NOT DISTINCT FROM $4
                          AND execution_state = 'undone'
                        ORDER BY updated_at DESC, id DESC LIMIT 1)
-          RETURNING id, command_id, resource_id, snapshot_before, snapshot_after, action_label`,
+          RETURNING id, command_id, resource_id, snapshot_before, snapshot_after, action_label, context`,
         [logId, auth.tenantId, auth.userId, auth.organizationId, undoToken],
       );
       const claimed = (rows as ClaimedEntry[])[0];
       if (!claimed) throw DomainError.badRequest('log entry not eligible for redo');
-      const command = await this.apply(tx, claimed, claimed.snapshot_before, claimed.snapshot_after);
+      const command = await this.apply(tx, auth, claimed, claimed.snapshot_before, claimed.snapshot_after);
       await this.recordReplay(tx, auth, command, claimed, 'redo', claimed.snapshot_before, claimed.snapshot_after);
       return { entry: claimed, command };
     });
@@ -160,15 +176,24 @@ export class CommandBus {
     return { ok: true, logId: entry.id, undoToken };
   }
 
-  /** Restores `target` after checking that the resource is still as `expected` (no later change lost). */
-  private async apply(tx: EntityManager, entry: ClaimedEntry, expected: Snapshot | null, target: Snapshot | null) {
+  /**
+   * Restores `target` after checking that the caller still holds the command's features (403), that
+   * the resource is still as `expected` (400: no later change lost), and the command's own rules for
+   * writing `target` now (the grant boundary). A throw rolls the claim of the entry back.
+   */
+  private async apply(tx: EntityManager, auth: AuthContext, entry: ClaimedEntry, expected: Snapshot | null, target: Snapshot | null) {
     const command = this.registry.get(entry.command_id);
     if (!command?.restore) throw DomainError.badRequest('this action cannot be undone');
-    const current = await command.snapshot(tx, entry.resource_id);
+    if (!auth.can(...command.features)) {
+      throw DomainError.forbidden(`missing required features: ${command.features.join(', ')}`);
+    }
+    const scope = scopeOf(entry);
+    const current = await command.snapshot(tx, entry.resource_id, { tenantId: scope.tenantId });
     if (!sameSnapshot(current, expected)) {
       throw DomainError.badRequest('the resource changed since this action; it can no longer be undone or redone');
     }
-    await command.restore(tx, entry.resource_id, target);
+    await command.authorizeRestore?.(tx, auth, { resourceId: entry.resource_id, current, target, scope });
+    await command.restore(tx, entry.resource_id, target, scope);
     return command;
   }
 
@@ -192,7 +217,7 @@ export class CommandBus {
       after,
       undoToken: null,
       source: kind,
-      context: { [`${kind}OfLogId`]: entry.id },
+      context: contextWithScope({ [`${kind}OfLogId`]: entry.id }, scopeOf(entry)),
     });
   }
 
@@ -211,19 +236,20 @@ export class CommandBus {
   }
 
   /**
-   * The log entry and the "after" snapshot in one statement: the snapshot query runs as a CTE, and
-   * `audit_changes` (SQL, same rule as `diffSnapshots`) derives `changes` from it.
+   * The log entry and the "after" snapshot in one statement: the snapshot query runs as a CTE (its `$1`
+   * and `$2` become `$15` and `$16`), and `audit_changes` (SQL, same rule as `diffSnapshots`) derives
+   * `changes` from it.
    */
-  private async recordWithSnapshotSql(tx: EntityManager, auth: AuthContext, e: LogEntry, snapshotSql: string): Promise<void> {
+  private async recordWithSnapshotSql(tx: EntityManager, auth: AuthContext, e: LogEntry, snapshotSql: string, scope: SnapshotScope): Promise<void> {
     await preparedQuery(
       tx,
-      `WITH after AS (${snapshotSql.replace(/\$1\b/g, '$15')})
+      `WITH after AS (${snapshotSql.replace(/\$([12])\b/g, (_, n: string) => `$${14 + Number(n)}`)})
        INSERT INTO action_logs (${LOG_COLUMNS}, snapshot_after, changes, changed_fields)
        SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text, $11::text,
               $12::jsonb, $13::text, $14::jsonb, s.after, c.changes, ARRAY(SELECT jsonb_object_keys(c.changes))
          FROM (SELECT (SELECT snapshot FROM after) AS after) s
         CROSS JOIN LATERAL (SELECT audit_changes($12::jsonb, s.after) AS changes) c`,
-      [...logValues(auth, e), e.resourceId],
+      [...logValues(auth, e), e.resourceId, scope.tenantId],
     );
   }
 

@@ -35,6 +35,16 @@ export function checkGrant(caller: AuthContext, requested: RequestedAcl): GrantC
   return { allowed: { isSuperAdmin: false, features, organizations }, exceeded };
 }
 
+/**
+ * Does a resource of this organization (null: none) lie within the caller's organization
+ * restriction? Super administrators and unrestricted callers reach every one; a restricted caller
+ * never reaches a resource that belongs to no organization.
+ */
+export function withinCallerOrganizations(caller: AuthContext, organizationId: string | null): boolean {
+  if (caller.isSuperAdmin || caller.acl.organizations === null) return true;
+  return organizationId !== null && caller.acl.organizations.includes(organizationId);
+}
+
 /** 403 unless the caller may read or change an ACL that currently is `target`. */
 export function assertMayManage(caller: AuthContext, target: { isSuperAdmin: boolean } | null): void {
   if (target?.isSuperAdmin && !caller.isSuperAdmin) {

@@ -97,7 +97,14 @@ export class UpdateRoleAclDto {
   @ApiPropertyOptional({ default: false, description: 'Only a super administrator may set it (403 otherwise).' })
   @IsOptional() @IsBoolean() isSuperAdmin?: boolean;
 
-  @ApiPropertyOptional({ type: [String], format: 'uuid', nullable: true, description: 'Organization ids of the tenant the role is restricted to; null or omitted: no restriction.' })
+  @ApiPropertyOptional({
+    type: [String],
+    format: 'uuid',
+    nullable: true,
+    description:
+      'Organization ids of the tenant the role is restricted to; null: no restriction; omitted: the caller’s own restriction ' +
+      '(no restriction for an unrestricted caller). A caller restricted to organizations may only name those (403 otherwise).',
+  })
   @IsOptional() @IsArray() @ArrayMaxSize(ACL_ORGANIZATIONS_MAX) @IsUUID(undefined, { each: true })
   organizations?: string[] | null;
 
@@ -116,7 +123,14 @@ export class UpdateUserAclDto {
   @ApiPropertyOptional({ description: 'Omitted keeps the stored value. Coerced to false (sanitized) unless the caller is a super administrator.' })
   @IsOptional() @IsBoolean() isSuperAdmin?: boolean;
 
-  @ApiPropertyOptional({ type: [String], format: 'uuid', nullable: true, description: 'Organization ids of the user’s tenant; null: no restriction; omitted keeps the stored value.' })
+  @ApiPropertyOptional({
+    type: [String],
+    format: 'uuid',
+    nullable: true,
+    description:
+      'Organization ids of the user’s tenant; null: no restriction; omitted keeps the stored value (no stored ACL: the ' +
+      'caller’s own restriction). A caller restricted to organizations gets the result narrowed to those (sanitized).',
+  })
   @IsOptional() @IsArray() @ArrayMaxSize(ACL_ORGANIZATIONS_MAX) @IsUUID(undefined, { each: true })
   organizations?: string[] | null;
 }
@@ -142,7 +156,7 @@ export class RoleListDto {
 
 export class AclWriteResultDto {
   @ApiProperty({ type: Boolean, example: true }) ok: true;
-  @ApiProperty({ description: 'True when features the caller may not grant were dropped, or isSuperAdmin coerced to false.' })
+  @ApiProperty({ description: 'True when features the caller may not grant were dropped, isSuperAdmin coerced to false, or organizations narrowed to the caller’s restriction.' })
   sanitized: boolean;
 }
 

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { DomainError } from '@app/service-kit';
-import type { Snapshot } from '../../core/audit/command.js';
+import type { Snapshot, SnapshotScope } from '../../core/audit/command.js';
+import type { StoredAcl } from './acls.repository.js';
 import { restoreRole, snapshotRole } from './role-snapshot.js';
 
 /**
@@ -11,25 +12,37 @@ import { restoreRole, snapshotRole } from './role-snapshot.js';
  * same ACL waits for us instead of committing between our "before" and our write.
  */
 
-/** A role ACL write is recorded as the whole role (`snapshotRole`: its ACL in every tenant included). */
-export async function snapshotRoleForAcl(tx: EntityManager, roleId: string): Promise<Snapshot | null> {
+/**
+ * A role ACL write is recorded as the role (`snapshotRole`) with its ACL and members in the tenant
+ * whose ACL is written (the command's scope): never another tenant's of a global role.
+ */
+export async function snapshotRoleForAcl(tx: EntityManager, roleId: string, options: { tenantId?: string | null } = {}): Promise<Snapshot | null> {
   await tx.query('SELECT 1 FROM roles WHERE id = $1 FOR NO KEY UPDATE', [roleId]);
-  return snapshotRole(tx, roleId);
+  return snapshotRole(tx, roleId, { tenantId: options.tenantId ?? null });
 }
 
 /**
- * Makes the role's ACLs (every tenant) equal to those of the snapshot; rows that already match are
- * left alone. The name and memberships are not this command's: the bus has checked they still equal
- * the other snapshot, and rewriting them could lose a membership committed meanwhile.
+ * Makes the role's ACLs (of the scope's tenant; every tenant for an unscoped entry) equal to those of
+ * the snapshot; rows that already match are left alone. The name and memberships are not this
+ * command's: the bus has checked they still equal the other snapshot, and rewriting them could lose a
+ * membership committed meanwhile.
  */
-export async function restoreRoleAcls(tx: EntityManager, roleId: string, snapshot: Snapshot | null): Promise<void> {
+export async function restoreRoleAcls(
+  tx: EntityManager,
+  roleId: string,
+  snapshot: Snapshot | null,
+  scope: SnapshotScope = { tenantId: null },
+): Promise<void> {
   if (!snapshot) {
     // Never recorded by an ACL write (the role exists before and after it); kept for the contract.
-    await restoreRole(tx, roleId, null);
+    await restoreRole(tx, roleId, null, scope);
     return;
   }
-  const acls = (snapshot.acls ?? []) as { tenantId: string }[];
-  await tx.query('DELETE FROM role_acls WHERE role_id = $1 AND tenant_id <> ALL($2::uuid[])', [roleId, acls.map((a) => a.tenantId)]);
+  const acls = ((snapshot.acls ?? []) as { tenantId: string }[]).filter((a) => scope.tenantId === null || a.tenantId === scope.tenantId);
+  await tx.query(
+    'DELETE FROM role_acls WHERE role_id = $1 AND tenant_id <> ALL($2::uuid[]) AND ($3::uuid IS NULL OR tenant_id = $3::uuid)',
+    [roleId, acls.map((a) => a.tenantId), scope.tenantId],
+  );
   await tx.query(
     `INSERT INTO role_acls (tenant_id, role_id, is_super_admin, features, organizations)
      SELECT a."tenantId", $1, a."isSuperAdmin", a.features, a.organizations
@@ -104,4 +117,27 @@ export async function writeUserAcl(
            IS DISTINCT FROM (EXCLUDED.is_super_admin, EXCLUDED.features, EXCLUDED.organizations)`,
     [tenantId, userId, acl.isSuperAdmin, acl.features, acl.organizations === null ? null : JSON.stringify(acl.organizations)],
   );
+}
+
+/** The ACL part of an ACL snapshot (a user ACL, or one entry of a role's `acls`). */
+export function aclOf(snapshot: Snapshot): StoredAcl {
+  return {
+    isSuperAdmin: Boolean(snapshot.isSuperAdmin),
+    features: (snapshot.features as string[] | undefined) ?? [],
+    organizations: (snapshot.organizations as string[] | null | undefined) ?? null,
+  };
+}
+
+/** The per-tenant ACLs of a role snapshot (`acls`) that differ between `current` and `target`. */
+export function changedRoleAcls(
+  current: Snapshot | null,
+  target: Snapshot | null,
+): { tenantId: string; current: StoredAcl | null; target: StoredAcl | null }[] {
+  const byTenant = (snapshot: Snapshot | null) =>
+    new Map(((snapshot?.acls ?? []) as (Snapshot & { tenantId: string })[]).map((a) => [a.tenantId, aclOf(a)]));
+  const before = byTenant(current);
+  const after = byTenant(target);
+  return [...new Set([...before.keys(), ...after.keys()])]
+    .map((tenantId) => ({ tenantId, current: before.get(tenantId) ?? null, target: after.get(tenantId) ?? null }))
+    .filter((c) => JSON.stringify(c.current) !== JSON.stringify(c.target));
 }

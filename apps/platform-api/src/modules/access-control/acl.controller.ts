@@ -56,12 +56,15 @@ export class AclController {
   @ApiOperation({
     summary: 'Replace a role’s ACL in a tenant',
     description:
-      'Replaces features, isSuperAdmin (omitted: false) and organizations (omitted or null: no restriction) of the role ' +
-      'in `tenantId` (default the caller’s tenant). Organizations must belong to that tenant (400). ' + GRANT_BOUNDARY +
+      'Replaces features, isSuperAdmin (omitted: false) and organizations of the role in `tenantId` (default the ' +
+      'caller’s tenant). Organizations: null is no restriction; omitted is the caller’s own restriction (no restriction ' +
+      'for an unrestricted caller), so a caller restricted to organizations never lifts it by omission, and its null ' +
+      'or any organization outside its restriction is 403. Organizations must belong to that tenant (400). ' + GRANT_BOUNDARY +
       'A request beyond the boundary is refused as a whole with 403, so `sanitized` is always false here. ' +
       'Takes effect on the next request of every holder of the role. Recorded in the action log (command ' +
       '`auth.roles.acl.update`, resource `auth.role`); the response carries `X-Undo-Token`, whose undo restores the ' +
-      'role’s previous ACLs exactly.',
+      'role’s previous ACL exactly. The entry’s snapshots hold the role with its ACL and members in that tenant only ' +
+      '(a global role’s other tenants are not recorded, nor touched by the undo).',
   })
   @ApiOkResponse({ type: AclWriteResultDto })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload or organizations outside the tenant.' })
@@ -76,8 +79,9 @@ export class AclController {
   @ApiOperation({
     summary: 'Read a user’s custom ACL',
     description:
-      'The custom ACL of the user in the user’s tenant (a user of another tenant is 404, except for super ' +
-      'administrators). Without one: `{isSuperAdmin: false, features: [], organizations: null, hasCustomAcl: false}` ' +
+      'The custom ACL of the user in the user’s tenant. A user of another tenant, or (for a caller restricted to ' +
+      'organizations) a user outside those organizations or in none, is 404 as if it did not exist, except for super ' +
+      'administrators. Without one: `{isSuperAdmin: false, features: [], organizations: null, hasCustomAcl: false}` ' +
       '(the user’s role ACLs apply). ' + GRANT_BOUNDARY,
   })
   @ApiOkResponse({ type: UserAclDto })
@@ -94,8 +98,11 @@ export class AclController {
     summary: 'Update a user’s custom ACL',
     description:
       'A custom ACL replaces the user’s role ACLs. Omitted fields keep their stored values (omitting features never ' +
-      'deletes the ACL). Given values beyond the grant boundary are dropped (features), coerced to false ' +
-      '(isSuperAdmin) or narrowed (organizations) and the answer says `sanitized: true`; a target user who is a super ' +
+      'deletes the ACL); omitted organizations without a stored ACL are the caller’s own restriction (null only for ' +
+      'an unrestricted caller). Values beyond the grant boundary are dropped (features), coerced to false ' +
+      '(isSuperAdmin) or narrowed to the caller’s organizations (organizations: given ones, and kept stored ones, so ' +
+      'a restricted caller never leaves an ACL wider than its own restriction) and the answer says `sanitized: true`. ' +
+      'The user must be in the caller’s tenant and organizations (404 otherwise, as for GET); a target user who is a super ' +
       'administrator is 403 for anyone but a super administrator. An ACL left with no features and no super ' +
       'administrator flag is removed, and the user’s role ACLs apply again. Takes effect on the user’s next request. ' +
       'Recorded in the action log (command `auth.users.acl.update`, resource `auth.user_acl`); the response carries ' +

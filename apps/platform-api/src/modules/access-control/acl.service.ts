@@ -4,16 +4,18 @@ import { DomainError } from '@app/service-kit';
 import { AccessLogService } from '../../core/audit/access-log.service.js';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { assertMayManage, checkGrant } from '../../core/auth/grant-boundary.js';
-import type { CommandDefinition } from '../../core/audit/command.js';
+import { assertMayManage, checkGrant, withinCallerOrganizations } from '../../core/auth/grant-boundary.js';
+import type { CommandDefinition, RestorePlan } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
-import { restoreRoleAcls, restoreUserAcl, snapshotRoleForAcl, snapshotUserAcl } from './acl-snapshot.js';
+import { aclOf, changedRoleAcls, restoreRoleAcls, restoreUserAcl, snapshotRoleForAcl, snapshotUserAcl } from './acl-snapshot.js';
 import { ROLE_SNAPSHOT_SQL } from './role-snapshot.js';
-import { AclsRepository, type StoredAcl } from './acls.repository.js';
+import { type AclUser, AclsRepository, type StoredAcl } from './acls.repository.js';
 import { type Queryable, RolesRepository } from './roles.repository.js';
 
 const NO_ACL: StoredAcl = { isSuperAdmin: false, features: [], organizations: null };
 const ACL_FIELDS = ['isSuperAdmin', 'features', 'organizations'];
+/** The feature of every ACL route, so of the ACL commands and their undo and redo. */
+const ACL_MANAGE = 'auth.acl.manage';
 
 export interface RoleAclInput {
   roleId: string;
@@ -49,16 +51,23 @@ export class AclService {
     bus.register(this.roleAclCommand, this.userAclCommand);
   }
 
-  /** PUT /auth/roles/acl: recorded as the whole role (its ACL in every tenant); undo restores the ACLs. */
+  /**
+   * PUT /auth/roles/acl: recorded as the role with its ACL and members in the tenant whose ACL is
+   * written (never the other tenants' of a global role); undo restores that ACL.
+   */
   private readonly roleAclCommand: CommandDefinition<{ roleId: string; tenantId?: string; requested: StoredAcl }, { ok: true; sanitized: false }> = {
     id: 'auth.roles.acl.update',
     label: 'Edit role ACL',
     actionType: 'edit',
     resourceKind: 'auth.role',
+    features: [ACL_MANAGE],
     targetId: (input) => input.roleId,
+    // Only a super administrator names another tenant (aclTenant: 404 for anyone else).
+    snapshotScope: (auth, input) => ({ tenantId: auth.isSuperAdmin ? (input.tenantId ?? auth.tenantId) : auth.tenantId }),
     snapshot: snapshotRoleForAcl,
     snapshotSql: ROLE_SNAPSHOT_SQL,
     restore: restoreRoleAcls,
+    authorizeRestore: async (_tx, auth, plan) => authorizeRoleAclRestore(auth, plan),
     afterCommit: () => this.cache.invalidateAcls(),
     execute: async (tx, auth, input) => {
       const scope = await this.aclTenant(tx, auth, input.tenantId);
@@ -81,25 +90,30 @@ export class AclService {
     label: 'Edit user ACL',
     actionType: 'edit',
     resourceKind: 'auth.user_acl',
+    features: [ACL_MANAGE],
     targetId: (input) => input.userId,
     snapshot: snapshotUserAcl,
     restore: restoreUserAcl,
+    authorizeRestore: (tx, auth, plan) => this.authorizeUserAclRestore(tx, auth, plan),
     afterCommit: () => this.cache.invalidateAcls(),
     execute: async (tx, auth, input) => {
       const user = await this.findUser(tx, auth, input.userId, true);
       const stored = await this.acls.userAcl(tx, user.tenantId, user.id);
       await this.assertTargetManageable(tx, auth, user, stored);
-      const current = stored ?? NO_ACL;
+      // Without a stored ACL, omitted organizations mean the caller's own restriction: a new ACL never
+      // starts out wider than what its writer may see (null, "no restriction", only for unrestricted callers).
+      const current = stored ?? { ...NO_ACL, organizations: auth.acl.organizations };
       const grant = checkGrant(auth, {
         isSuperAdmin: input.isSuperAdmin ?? false,
         features: unique(input.features ?? []),
-        // Omitted organizations are kept as stored: pass the caller's own restriction, which never exceeds.
-        organizations: input.organizations === undefined ? auth.acl.organizations : input.organizations && unique(input.organizations),
+        // Omitted organizations keep the stored ones, as far as they lie within the caller's restriction:
+        // whatever the write changes then applies in those organizations only.
+        organizations: input.organizations === undefined ? current.organizations : input.organizations && unique(input.organizations),
       });
       const next: StoredAcl = {
         isSuperAdmin: input.isSuperAdmin === undefined ? current.isSuperAdmin : grant.allowed.isSuperAdmin,
         features: input.features === undefined ? current.features : grant.allowed.features,
-        organizations: input.organizations === undefined ? current.organizations : grant.allowed.organizations,
+        organizations: grant.allowed.organizations,
       };
       if (input.organizations !== undefined) await this.assertOrganizationsOfTenant(tx, user.tenantId, next.organizations);
       if (next.features.length === 0 && !next.isSuperAdmin) {
@@ -130,7 +144,9 @@ export class AclService {
     const requested: StoredAcl = {
       isSuperAdmin: input.isSuperAdmin ?? false,
       features: unique(input.features),
-      organizations: input.organizations ? unique(input.organizations) : null,
+      // Omitted: the caller's own restriction (null, no restriction, for unrestricted callers), so a
+      // restricted caller's write never lifts it; an explicit null from it is beyond the boundary (403).
+      organizations: input.organizations === undefined ? auth.acl.organizations : input.organizations && unique(input.organizations),
     };
     return this.bus.execute(auth, this.roleAclCommand, { roleId: input.roleId, tenantId: input.tenantId, requested });
   }
@@ -165,11 +181,29 @@ export class AclService {
     return tenantId;
   }
 
-  /** The user in the caller's tenant (a super administrator: in any tenant); 404 otherwise. */
-  private async findUser(db: Queryable, auth: AuthContext, userId: string, lock = false) {
+  /**
+   * The user in the caller's tenant (a super administrator: in any tenant) and within the caller's
+   * organizations (a user in none is outside a restricted caller's); 404 otherwise: a user out of the
+   * caller's scope is as absent as another tenant's, so its existence does not leak either.
+   */
+  private async findUser(db: Queryable, auth: AuthContext, userId: string, lock = false): Promise<AclUser> {
     const user = await this.acls.findUser(db, userId, auth.isSuperAdmin ? null : auth.tenantId, lock);
-    if (!user) throw DomainError.notFound('user not found');
+    if (!user || !withinCallerOrganizations(auth, user.organizationId)) throw DomainError.notFound('user not found');
     return user;
+  }
+
+  /**
+   * Undo and redo of a user ACL write, by the rules of the write itself: the user within the caller's
+   * scope (404), not a super administrator (403), and the ACL to bring back within what the caller may
+   * grant now (403: it may have lost features or organizations since).
+   */
+  private async authorizeUserAclRestore(tx: Queryable, auth: AuthContext, plan: RestorePlan): Promise<void> {
+    if (auth.isSuperAdmin) return;
+    const user = await this.findUser(tx, auth, plan.resourceId);
+    await this.assertTargetManageable(tx, auth, user, plan.current && aclOf(plan.current));
+    if (plan.target && checkGrant(auth, aclOf(plan.target)).exceeded) {
+      throw DomainError.forbidden('cannot restore an ACL that grants super administrator access, features or organizations beyond your own');
+    }
   }
 
   /** 403 when the target is a super administrator (through any role or its own ACL) and the caller is not. */
@@ -192,4 +226,20 @@ export class AclService {
 
 function unique(values: string[]): string[] {
   return [...new Set(values)];
+}
+
+/**
+ * Undo and redo of a role ACL write, by the rules of PUT /auth/roles/acl: every ACL the restore changes
+ * must be of the caller's tenant, not a super administrator's now (403), and within what the caller
+ * may grant now (403). Super administrators may restore any.
+ */
+function authorizeRoleAclRestore(auth: AuthContext, plan: RestorePlan): void {
+  if (auth.isSuperAdmin) return;
+  for (const { tenantId, current, target } of changedRoleAcls(plan.current, plan.target)) {
+    if (tenantId !== auth.tenantId) throw DomainError.forbidden('only a super administrator may change a role’s ACL in another tenant');
+    assertMayManage(auth, current);
+    if (target && checkGrant(auth, target).exceeded) {
+      throw DomainError.forbidden('cannot restore an ACL that grants super administrator access, features or organizations beyond your own');
+    }
+  }
 }

@@ -5,6 +5,13 @@ import type { Queryable } from './roles.repository.js';
 /** A stored role or user ACL. */
 export type StoredAcl = RequestedAcl;
 
+/** A user whose ACL is read or written. */
+export interface AclUser {
+  id: string;
+  tenantId: string;
+  organizationId: string | null;
+}
+
 interface AclRow {
   is_super_admin: boolean;
   features: string[];
@@ -75,14 +82,14 @@ export class AclsRepository {
    * A user that is not deleted; in `tenantId` only, or (null, a super administrator) in any tenant.
    * `lock` serialises concurrent ACL writes for the same user, also when no ACL row exists yet.
    */
-  async findUser(db: Queryable, userId: string, tenantId: string | null, lock = false): Promise<{ id: string; tenantId: string } | null> {
-    const rows: { id: string; tenant_id: string }[] = await db.query(
-      `SELECT id, tenant_id FROM users
+  async findUser(db: Queryable, userId: string, tenantId: string | null, lock = false): Promise<AclUser | null> {
+    const rows: { id: string; tenant_id: string; organization_id: string | null }[] = await db.query(
+      `SELECT id, tenant_id, organization_id FROM users
         WHERE id = $1 AND ($2::uuid IS NULL OR tenant_id = $2) AND deleted_at IS NULL
         ${lock ? 'FOR NO KEY UPDATE' : ''}`,
       [userId, tenantId],
     );
-    return rows[0] ? { id: rows[0].id, tenantId: rows[0].tenant_id } : null;
+    return rows[0] ? { id: rows[0].id, tenantId: rows[0].tenant_id, organizationId: rows[0].organization_id } : null;
   }
 
   /** Those of `ids` that are not organizations of the tenant. */

@@ -3,13 +3,14 @@ import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { assertMayManage } from '../../core/auth/grant-boundary.js';
-import type { CommandDefinition, Snapshot } from '../../core/audit/command.js';
+import { assertMayManage, checkGrant } from '../../core/auth/grant-boundary.js';
+import type { CommandDefinition, RestorePlan, Snapshot } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
 import { AccessLogService } from '../../core/audit/access-log.service.js';
 import { restoreRole, ROLE_SNAPSHOT_SQL, snapshotRole } from './role-snapshot.js';
 import { ROLES_PAGE_SIZE_DEFAULT, type RoleListDto } from './access-control.dto.js';
 import { AclsRepository } from './acls.repository.js';
+import { changedRoleAcls } from './acl-snapshot.js';
 import { isUniqueViolation } from '../../core/database/sql-helpers.js';
 import { type Queryable, RolesRepository, type RoleRow } from './roles.repository.js';
 
@@ -43,12 +44,20 @@ export class RolesService {
     bus.register(this.createCommand, this.updateCommand, this.deleteCommand);
   }
 
-  /** What every role command shares: its snapshot and inverse, and ACL cache invalidation after commit. */
+  /**
+   * What every role command shares: its feature, its snapshot and inverse, and ACL cache invalidation
+   * after commit. A tenant administrator's entries hold its tenant's part of the role only (it changes
+   * its tenant's roles alone); a super administrator's the whole role, which an undo of a global role's
+   * delete needs back.
+   */
   private readonly roleCommandBase = {
     resourceKind: 'auth.role',
+    features: ['auth.roles.manage'],
+    snapshotScope: (auth: AuthContext) => ({ tenantId: auth.isSuperAdmin ? null : auth.tenantId }),
     snapshot: snapshotRole,
     snapshotSql: ROLE_SNAPSHOT_SQL,
     restore: restoreRole,
+    authorizeRestore: async (_tx: unknown, auth: AuthContext, plan: RestorePlan) => authorizeRoleRestore(auth, plan),
     afterCommit: () => this.cache.invalidateAcls(),
   };
 
@@ -170,6 +179,26 @@ export class RolesService {
 function roleInScope(auth: AuthContext, snapshot: Snapshot): RoleRow | null {
   const role = { id: snapshot.id as string, name: snapshot.name as string, tenantId: snapshot.tenantId as string | null };
   return auth.isSuperAdmin || role.tenantId === null || role.tenantId === auth.tenantId ? role : null;
+}
+
+/**
+ * Undo and redo of a role command, by the rules of the commands themselves: a caller who is not a super
+ * administrator changes roles of its own tenant only (a global role is 403, another tenant's 404), never
+ * a super-administrator role, and brings back no ACL beyond what it may grant now (403).
+ */
+function authorizeRoleRestore(auth: AuthContext, plan: RestorePlan): void {
+  if (auth.isSuperAdmin) return;
+  for (const snapshot of [plan.current, plan.target]) {
+    if (!snapshot) continue;
+    if (snapshot.tenantId === null) throw DomainError.forbidden('only a super administrator may change a global role');
+    if (snapshot.tenantId !== auth.tenantId) throw DomainError.notFound('role not found');
+  }
+  for (const acl of (plan.current?.acls ?? []) as { isSuperAdmin: boolean }[]) assertMayManage(auth, acl);
+  for (const { target } of changedRoleAcls(plan.current, plan.target)) {
+    if (target && checkGrant(auth, target).exceeded) {
+      throw DomainError.forbidden('cannot restore a role whose ACL grants access beyond your own');
+    }
+  }
 }
 
 /** Runs an insert or rename, turning the unique-name violation into a 400. */

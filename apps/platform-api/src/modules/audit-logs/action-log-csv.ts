@@ -13,6 +13,17 @@ export function csvValue(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value ?? null);
 }
 
+/** First characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection"). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * A cell a spreadsheet shows as text: one that starts like a formula gets a leading single quote, so
+ * a role name or a user name such as `=HYPERLINK(...)` is never evaluated when the export is opened.
+ */
+export function csvCell(value: string): string {
+  return FORMULA_START.test(value) ? `'${value}` : value;
+}
+
 /**
  * The CSV rows of one entry: one per changed field, or a single row with empty Field and values
  * when the entry changed nothing. Resource is `kind:id`; User the actor's name, else email, else id.
@@ -24,7 +35,8 @@ export function csvRowsOf(entry: ActionLogExportRow): string[][] {
     action: entry.action_label ?? entry.command_id,
     resource: [entry.resource_kind, entry.resource_id].filter((p) => p !== null && p !== '').join(':'),
   };
-  const row = (field: string, from: string, to: string) => [common.when, common.user, common.action, common.resource, field, from, to, entry.source];
+  const row = (field: string, from: string, to: string) =>
+    [common.when, common.user, common.action, common.resource, field, from, to, entry.source].map(csvCell);
   const changes = Object.entries(entry.changes ?? {});
   if (changes.length === 0) return [row('', '', '')];
   return changes.map(([field, change]) => row(field, csvValue(change?.from), csvValue(change?.to)));

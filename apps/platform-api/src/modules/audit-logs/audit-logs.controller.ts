@@ -3,6 +3,7 @@ import {
   ApiBadRequestResponse,
   ApiBearerAuth,
   ApiForbiddenResponse,
+  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiProduces,
@@ -36,7 +37,7 @@ const PAGING =
 @ApiTags('audit_logs')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: AuditErrorDto, description: 'Not authenticated.' })
-@ApiForbiddenResponse({ type: AuditErrorDto, description: 'Missing feature, another actor named without audit_logs.view_tenant, or an organization outside the caller’s access.' })
+@ApiForbiddenResponse({ type: AuditErrorDto, description: 'Missing feature, another actor named without audit_logs.view_tenant, an organization outside the caller’s access, or (undo, redo) the command’s features or grant boundary no longer met.' })
 @Controller('audit_logs/audit-logs')
 export class AuditLogsController {
   constructor(private readonly audit: AuditLogsService) {}
@@ -48,8 +49,11 @@ export class AuditLogsController {
     description:
       VISIBILITY + PAGING +
       'Newest first by default; `sortField` `user` sorts by actor name (else email), `action` by label, `field` by the ' +
-      'first changed field; ties are newest first. `undoToken` is only shown on the caller’s own undoable entries. ' +
-      '`includeTotal=false` skips the count (`total`/`totalPages` null, `hasMore` given).',
+      'first changed field; ties are newest first. `undoToken` is only shown on the caller’s own undoable entries made in ' +
+      'its current organization context (the ones an undo accepts); `undoableOnly=true` lists exactly those. ' +
+      '`includeTotal=false` skips the count (`total`/`totalPages` null, `hasMore` given). An entry whose `context` has ' +
+      '`snapshotTenantId` holds only that tenant’s part of the resource in its snapshots and changes (a global role’s ' +
+      'ACL and members in the writer’s tenant), never what other tenants hold.',
   })
   @ApiOkResponse({ type: ActionLogPageDto })
   @ApiBadRequestResponse({ type: AuditErrorDto, description: 'Invalid filter values (UUIDs, action types, booleans, ISO 8601 dates, limits).' })
@@ -65,8 +69,9 @@ export class AuditLogsController {
       VISIBILITY +
       'Same filters and sort as the list, no paging; `limit` default 1000, larger values are capped at 1000. Columns: ' +
       'When, User, Action, Resource (`kind:id`), Field, Old value, New value, Source; one row per changed field (an entry ' +
-      'without changes: one row with empty Field and values); values that are not strings are JSON. Each export is ' +
-      'recorded in the access log (`export`).',
+      'without changes: one row with empty Field and values); values that are not strings are JSON. A cell that begins ' +
+      'with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with a single quote `\'` so spreadsheets never ' +
+      'evaluate it as a formula (OWASP CSV injection). Each export is recorded in the access log (`export`).',
   })
   @ApiProduces('text/csv')
   @ApiOkResponse({ description: 'CSV attachment `action-logs.csv`.', schema: { type: 'string' } })
@@ -85,10 +90,14 @@ export class AuditLogsController {
       'The token must be that of the caller’s latest undoable entry in its tenant and organization. The entry is claimed ' +
       'atomically (two concurrent undos of one token apply once), the prior state restored, the entry marked `undone`, ' +
       'and the undo itself recorded as a new entry (source `undo`). 400 for an unknown, foreign or stale token, or when ' +
-      'the resource changed since.',
+      'the resource changed since. An undo is a new write: the caller must hold, now, the features of the command it ' +
+      'undoes (e.g. `auth.acl.manage` for an ACL write) and stay within the grant boundary (no ACL beyond its own ' +
+      'access, no super administrator, no user outside its organizations); 403 (404 for a resource now out of its ' +
+      'scope) otherwise, and the entry stays undoable.',
   })
   @ApiOkResponse({ type: UndoResultDto })
   @ApiBadRequestResponse({ type: AuditErrorDto, description: 'Invalid or unavailable undo token.' })
+  @ApiNotFoundResponse({ type: AuditErrorDto, description: 'The entry’s resource is now outside the caller’s scope.' })
   undo(@CurrentAuth() auth: AuthContext, @Body() body: UndoActionDto) {
     return this.audit.undo(auth, body.undoToken);
   }
@@ -100,10 +109,13 @@ export class AuditLogsController {
     summary: 'Redo the caller’s latest undone action',
     description:
       '`logId` must be the caller’s latest `undone` entry in its tenant and organization. The action is re-applied, the ' +
-      'entry marked `redone` with a fresh undo token (returned), and the redo recorded as a new entry (source `redo`).',
+      'entry marked `redone` with a fresh undo token (returned), and the redo recorded as a new entry (source `redo`). ' +
+      'Like an undo, it needs the command’s features now and stays within the grant boundary (403, or 404 for a ' +
+      'resource now out of the caller’s scope).',
   })
   @ApiOkResponse({ type: RedoResultDto })
   @ApiBadRequestResponse({ type: AuditErrorDto, description: 'Log entry not eligible for redo.' })
+  @ApiNotFoundResponse({ type: AuditErrorDto, description: 'The entry’s resource is now outside the caller’s scope.' })
   redo(@CurrentAuth() auth: AuthContext, @Body() body: RedoActionDto) {
     return this.audit.redo(auth, body.logId);
   }

@@ -87,7 +87,7 @@ export class ActionLogFilterQuery {
   })
   @IsOptional() @Transform(booleanParam) @IsBoolean() includeRelated?: boolean;
 
-  @ApiPropertyOptional({ type: Boolean, description: 'Only entries the caller could still undo: with an undo token, state `done` or `redone`.' })
+  @ApiPropertyOptional({ type: Boolean, description: 'Only entries the caller can undo: its own, made in its current organization context, that still carry an undo token (state `done` or `redone`); for tenant viewers too, so every listed entry has its `undoToken`.' })
   @IsOptional() @Transform(booleanParam) @IsBoolean() undoableOnly?: boolean;
 
   @ApiPropertyOptional({ enum: ACTION_SORT_FIELDS, default: 'createdAt', description: '`user`: actor name (else email); `action`: action label; `field`: first changed field. Ties: newest first.' })

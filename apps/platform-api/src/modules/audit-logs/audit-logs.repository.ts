@@ -21,7 +21,14 @@ export interface ActionLogFilter extends LogScope {
   includeRelated?: boolean;
   actionTypes?: string[];
   fieldNames?: string[];
-  undoableOnly?: boolean;
+  /** Only the entries this caller can undo: its own, in its organization context, with a live undo token. */
+  undoableBy?: UndoContext;
+}
+
+/** Whose undo an entry is: its actor, in the organization context it acted in (the undo claim's scope). */
+export interface UndoContext {
+  userId: string;
+  organizationId: string | null;
 }
 
 export interface AccessLogFilter extends LogScope {
@@ -119,7 +126,11 @@ function actionWhere(f: ActionLogFilter): SqlWhere {
   }
   if (f.actionTypes?.length) w.add('a.action_type = ANY(?::text[])', f.actionTypes);
   if (f.fieldNames?.length) w.add('a.changed_fields && ?::text[]', f.fieldNames);
-  if (f.undoableOnly) w.raw(`a.undo_token IS NOT NULL AND a.execution_state IN ('done', 'redone')`);
+  if (f.undoableBy) {
+    w.add('a.actor_user_id = ?', f.undoableBy.userId);
+    w.add('a.organization_id IS NOT DISTINCT FROM ?::uuid', f.undoableBy.organizationId);
+    w.raw(`a.undo_token IS NOT NULL AND a.execution_state IN ('done', 'redone')`);
+  }
   return w;
 }
 

@@ -25,6 +25,7 @@ import {
   type ActionLogRow,
   type LogScope,
   type Sort,
+  type UndoContext,
   type Window,
 } from './audit-logs.repository.js';
 
@@ -53,7 +54,7 @@ export class AuditLogsService {
 
   async listActions(auth: AuthContext, query: ListActionLogsQuery): Promise<ActionLogPageDto> {
     const { scope, canViewTenant } = this.scope(auth, query);
-    const filter = actionFilter(scope, query);
+    const filter = actionFilter(auth, scope, query);
     const paging = pagingOf(query, ACTIONS_LIMIT_DEFAULT);
     const sort = sortOf(query);
     const { rows, total, hasMore } = await readPage(
@@ -68,7 +69,7 @@ export class AuditLogsService {
   /** Validates, picks the entries and records the export before the first byte is sent. */
   async exportActions(auth: AuthContext, query: ExportActionLogsQuery): Promise<{ filename: string; stream: Readable }> {
     const { scope } = this.scope(auth, query);
-    const filter = actionFilter(scope, query);
+    const filter = actionFilter(auth, scope, query);
     const limit = Math.min(query.limit ?? EXPORT_LIMIT_MAX, EXPORT_LIMIT_MAX);
     const ids = await this.repo.actionIds(filter, sortOf(query), limit);
     this.accessLog.record(auth, {
@@ -137,7 +138,12 @@ export class AuditLogsService {
   }
 }
 
-function actionFilter(scope: LogScope, query: ActionLogFilterQuery): ActionLogFilter {
+/** The undo scope of the caller (CommandBus.undo claims only entries of its user and organization context). */
+function undoContextOf(auth: AuthContext): UndoContext {
+  return { userId: auth.userId, organizationId: auth.organizationId };
+}
+
+function actionFilter(auth: AuthContext, scope: LogScope, query: ActionLogFilterQuery): ActionLogFilter {
   return {
     ...scope,
     resourceKind: query.resourceKind,
@@ -145,7 +151,8 @@ function actionFilter(scope: LogScope, query: ActionLogFilterQuery): ActionLogFi
     includeRelated: query.includeRelated ?? false,
     actionTypes: query.actionType?.length ? query.actionType : undefined,
     fieldNames: query.fieldName?.length ? query.fieldName : undefined,
-    undoableOnly: query.undoableOnly ?? false,
+    // Only what the caller itself can undo: a tenant viewer is never handed anyone else's token.
+    undoableBy: query.undoableOnly ? undoContextOf(auth) : undefined,
   };
 }
 
@@ -225,8 +232,8 @@ function toActionEntry(auth: AuthContext, row: ActionLogRow): ActionLogEntryDto 
     resourceId: row.resource_id,
     parentResourceKind: row.parent_resource_kind,
     parentResourceId: row.parent_resource_id,
-    // Only the actor can undo an entry: nobody else is handed its token.
-    undoToken: row.actor_user_id === auth.userId ? row.undo_token : null,
+    // Only the actor, in the organization context it acted in, can undo an entry: nobody else is handed its token.
+    undoToken: isOwnEntry(row, undoContextOf(auth)) ? row.undo_token : null,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     snapshotBefore: row.snapshot_before,
@@ -234,6 +241,10 @@ function toActionEntry(auth: AuthContext, row: ActionLogRow): ActionLogEntryDto 
     changes: row.changes,
     context: row.context,
   };
+}
+
+function isOwnEntry(row: ActionLogRow, who: UndoContext): boolean {
+  return row.actor_user_id === who.userId && row.organization_id === who.organizationId;
 }
 
 function toAccessEntry(row: AccessLogRow): AccessLogEntryDto {

@@ -30,6 +30,7 @@ async function writeSettings(tx: EntityManager, tenantId: string, settings: Noti
 export class NotificationSettingsService {
   private readonly saveCommand: CommandDefinition<{ tenantId: string; patch: SaveNotificationSettingsDto }, SettingsSaved> = {
     id: 'notifications.settings.update',
+    features: ['notifications.manage'],
     label: 'Save notification settings',
     actionType: 'edit',
     resourceKind: 'notifications.settings',

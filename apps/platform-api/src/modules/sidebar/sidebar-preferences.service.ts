@@ -69,6 +69,7 @@ export class SidebarPreferencesService {
   private readonly updateCommand: CommandDefinition<PreferencesUpdateInput, SidebarPreferencesUpdateResponse> = {
     ...this.preferenceCommandBase,
     id: 'auth.sidebar.preferences.update',
+    features: [SIDEBAR_MANAGE_FEATURE],
     label: 'Save sidebar preferences',
     actionType: 'edit',
     targetId: (input) => input.resourceId,
@@ -100,6 +101,7 @@ export class SidebarPreferencesService {
   private readonly deleteCommand: CommandDefinition<RolePreferenceDeleteInput, { ok: true; scope: SidebarScope }> = {
     ...this.preferenceCommandBase,
     id: 'auth.sidebar.preferences.delete',
+    features: [SIDEBAR_MANAGE_FEATURE],
     label: 'Remove role sidebar preferences',
     actionType: 'delete',
     targetId: (input) => input.resourceId,

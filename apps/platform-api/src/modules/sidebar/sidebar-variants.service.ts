@@ -7,7 +7,7 @@ import type { AuthContext } from '../../core/auth/auth-context.js';
 import { callerLocale } from './sidebar-locale.js';
 import { restoreVariantSet, snapshotVariantSet, variantSetResourceId } from './sidebar-snapshot.js';
 import { normalizeSidebarSettings, type SidebarSettings } from './sidebar-settings.js';
-import type { CreateSidebarVariantDto } from './sidebar.dto.js';
+import { SIDEBAR_MANAGE_FEATURE, type CreateSidebarVariantDto } from './sidebar.dto.js';
 import { SidebarRepository, type SidebarVariantRow } from './sidebar.repository.js';
 import { isUniqueViolation } from '../../core/database/sql-helpers.js';
 
@@ -70,6 +70,7 @@ export class SidebarVariantsService {
    */
   private readonly createCommand: CommandDefinition<CreateVariantInput, { locale: string; variant: SidebarVariant }> = {
     id: 'auth.sidebar.variants.create',
+    features: [SIDEBAR_MANAGE_FEATURE],
     label: 'Create sidebar variant',
     actionType: 'create',
     resourceKind: 'auth.sidebar_variants',

@@ -1,6 +1,6 @@
 import { DomainError } from '@app/service-kit';
 import type { AuthContext, ResolvedAcl } from '../../core/auth/auth-context.js';
-import { assertMayManage, checkGrant } from '../../core/auth/grant-boundary.js';
+import { assertMayManage, checkGrant, withinCallerOrganizations } from '../../core/auth/grant-boundary.js';
 import type { AssignableRole, UserRecord } from './users.repository.js';
 
 /**
@@ -10,26 +10,25 @@ import type { AssignableRole, UserRecord } from './users.repository.js';
 
 /** 403 unless the user lies within the caller's organization restriction (a user without organization does not). */
 export function assertUserInCallerOrganizations(caller: AuthContext, user: UserRecord): void {
-  if (caller.isSuperAdmin || caller.acl.organizations === null) return;
-  if (user.organizationId === null || !caller.canAccessOrganization(user.organizationId)) {
+  if (!withinCallerOrganizations(caller, user.organizationId)) {
     throw DomainError.forbidden('user is outside your organizations');
   }
 }
 
 /**
  * 403 when a caller who is not a super administrator would change a user whose access exceeds its own:
- * a super administrator, or a user holding features the caller lacks. Otherwise setting that user's
- * password or email would hand the caller access it could not grant itself.
+ * a super administrator, a user holding features the caller lacks, or a user whose features reach
+ * organizations outside the caller's restriction. Otherwise setting that user's password or email
+ * would hand the caller access it could not grant itself.
  */
 export function assertMayManageUser(caller: AuthContext, target: ResolvedAcl): void {
   assertMayManage(caller, target);
-  const { exceeded } = checkGrant(caller, {
-    isSuperAdmin: target.isSuperAdmin,
-    features: target.features,
-    // Organizations are checked on the user's own organization (assertUserInCallerOrganizations).
-    organizations: caller.acl.organizations,
-  });
-  if (exceeded) throw DomainError.forbidden('user holds features you do not have');
+  const features = checkGrant(caller, { isSuperAdmin: target.isSuperAdmin, features: target.features, organizations: caller.acl.organizations });
+  if (features.exceeded) throw DomainError.forbidden('user holds features you do not have');
+  // A user without any feature has no access anywhere, whatever organizations its ACL names.
+  if (target.features.length === 0) return;
+  const organizations = checkGrant(caller, { isSuperAdmin: false, features: [], organizations: target.organizations });
+  if (organizations.exceeded) throw DomainError.forbidden('user has access outside your organizations');
 }
 
 /**

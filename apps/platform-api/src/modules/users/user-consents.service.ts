@@ -48,6 +48,7 @@ export class UserConsentsService {
    */
   private readonly recordCommand: CommandDefinition<CreateConsentDto & { ip: string }, ConsentRecordDto> = {
     id: 'auth.users.consents.create',
+    features: ['auth.users.edit'],
     label: 'Record consent',
     actionType: 'create',
     resourceKind: 'auth.user_consent',

@@ -100,6 +100,7 @@ export class UsersService {
   private readonly createCommand: CommandDefinition<CreateUserInput, { id: string }> = {
     ...this.userCommandBase,
     id: 'auth.users.create',
+    features: ['auth.users.create'],
     label: 'Create user',
     actionType: 'create',
     event: 'auth.user.created',
@@ -121,6 +122,7 @@ export class UsersService {
   private readonly updateCommand: CommandDefinition<EditUserInput, { ok: true }> = {
     ...this.userCommandBase,
     id: 'auth.users.update',
+    features: ['auth.users.edit'],
     label: 'Edit user',
     actionType: 'edit',
     event: 'auth.user.updated',
@@ -141,6 +143,7 @@ export class UsersService {
     snapshot: this.userCommandBase.snapshot,
     afterCommit: () => this.cache.invalidateAcls(),
     id: 'auth.users.password.update',
+    features: ['auth.users.edit'],
     label: 'Edit user (password changed)',
     actionType: 'edit',
     event: 'auth.user.updated',
@@ -155,6 +158,7 @@ export class UsersService {
   private readonly deleteCommand: CommandDefinition<{ id: string }, { ok: true }> = {
     ...this.userCommandBase,
     id: 'auth.users.delete',
+    features: ['auth.users.delete'],
     label: 'Delete user',
     actionType: 'delete',
     event: 'auth.user.deleted',
@@ -241,7 +245,7 @@ export class UsersService {
   /** A new 48-hour setup token (earlier ones invalidated) and email, for a user who has no password yet. */
   async resendInvite(auth: AuthContext, userId: string, client: { ip: string; origin?: string }): Promise<{ ok: true }> {
     this.invitations.assertAllowedOrigin(client.origin);
-    await this.rateLimiter.consume([{ rule: RESEND_INVITE_PER_IP, key: client.ip }]);
+    await this.rateLimiter.consume([{ rule: RESEND_INVITE_PER_IP, ip: client.ip }]);
     const user = await this.findVisible(auth, this.dataSource, userId);
     if (user.hasPassword) throw DomainError.conflict('user already has a password');
     await this.invitations.sendInvitation(user.tenantId, user.id);
