@@ -2,11 +2,25 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import { Redis } from 'ioredis';
 import { REDIS, REDIS_SETTINGS, type RedisSettings } from '@app/service-kit';
 import type { ResolvedAcl } from './auth-context.js';
+import { SessionLookupRepository } from './session-lookup.repository.js';
 
-type Invalidation = { type: 'acl'; generation: number } | { type: 'session'; sessionIds: string[] } | { type: 'user'; userId: string };
+/**
+ * What ended, as every instance learns it: sessions (logout, password change or reset), everything of
+ * a user (deletion, and any user command that may have ended sessions), or of a tenant (deactivation).
+ */
+export type Revocation = { type: 'session'; sessionIds: string[] } | { type: 'user'; userId: string } | { type: 'tenant'; tenantId: string };
+
+type Invalidation = { type: 'acl'; generation: number } | Revocation;
+
+/**
+ * Told to revocation listeners: a revocation, or `unknown` after a reconnect to Redis, when messages
+ * may have been missed and every long-lived holder of a session should check it again.
+ */
+export type RevocationNotice = Revocation | { type: 'unknown' };
 
 interface CachedSession {
   userId: string;
+  tenantId: string;
   expiresAt: number;
   cachedUntil: number;
 }
@@ -27,6 +41,9 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(AccessCacheService.name);
   private readonly acls = new Map<string, { acl: ResolvedAcl; expires: number }>();
   private readonly sessions = new Map<string, CachedSession>();
+  private readonly revocationListeners = new Set<(notice: RevocationNotice) => void>();
+  /** Counts revocations applied, so a session load that raced one is not cached. */
+  private revocations = 0;
   private generation = 0;
   private subscriber?: Redis;
   private readonly channel: string;
@@ -35,6 +52,7 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(REDIS_SETTINGS) private readonly settings: RedisSettings,
+    private readonly sessionLookup: SessionLookupRepository,
   ) {
     this.channel = `${settings.queuePrefix}:auth:invalidate`;
     this.generationKey = `${settings.queuePrefix}:auth:acl-generation`;
@@ -45,7 +63,10 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (_channel, message) => this.apply(JSON.parse(message) as Invalidation));
     // After a reconnect we may have missed messages: drop everything local.
-    this.subscriber.on('ready', () => this.clearLocal());
+    this.subscriber.on('ready', () => {
+      this.clearLocal();
+      this.notify({ type: 'unknown' });
+    });
     await this.subscriber.subscribe(this.channel).catch(() => undefined);
     this.generation = Number(await this.redis.get(this.generationKey).catch(() => 0)) || 0;
   }
@@ -73,17 +94,24 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
     return acl;
   }
 
-  async getSession(sessionId: string, load: () => Promise<{ userId: string; expiresAt: Date } | null>) {
+  /** The session if it lives (exists, not expired, tenant active); cached, so a warm request does no SQL. */
+  liveSession(sessionId: string): Promise<CachedSession | null> {
+    return this.getSession(sessionId, () => this.sessionLookup.findLive(sessionId));
+  }
+
+  async getSession(sessionId: string, load: () => Promise<{ userId: string; tenantId: string; expiresAt: Date } | null>) {
     const local = this.sessions.get(sessionId);
     const now = Date.now();
     if (local && local.cachedUntil > now) return local.expiresAt > now ? local : null;
+    const revocations = this.revocations;
     const row = await load();
     if (!row) {
       this.sessions.delete(sessionId);
       return null;
     }
-    const entry = { userId: row.userId, expiresAt: row.expiresAt.getTime(), cachedUntil: now + LOCAL_SESSION_TTL_MS };
-    this.remember(this.sessions, sessionId, entry);
+    const entry = { userId: row.userId, tenantId: row.tenantId, expiresAt: row.expiresAt.getTime(), cachedUntil: now + LOCAL_SESSION_TTL_MS };
+    // A revocation that arrived while we loaded may concern this row: do not keep it.
+    if (revocations === this.revocations) this.remember(this.sessions, sessionId, entry);
     return entry.expiresAt > now ? entry : null;
   }
 
@@ -101,6 +129,20 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
     await this.publish({ type: 'user', userId });
   }
 
+  /** Call after a tenant is deactivated: its sessions stop working on every instance. */
+  async invalidateTenant(tenantId: string): Promise<void> {
+    await this.publish({ type: 'tenant', tenantId });
+  }
+
+  /**
+   * Long-lived holders of a session (event streams) hear of every revocation, from any instance, after
+   * the cache has dropped it. Returns the unsubscribe function.
+   */
+  onRevocation(listener: (notice: RevocationNotice) => void): () => void {
+    this.revocationListeners.add(listener);
+    return () => this.revocationListeners.delete(listener);
+  }
+
   private async publish(message: Invalidation): Promise<void> {
     this.apply(message); // this instance at once; the others through Redis
     await this.redis.publish(this.channel, JSON.stringify(message)).catch((err: Error) => {
@@ -112,15 +154,33 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
     if (message.type === 'acl') {
       this.generation = Math.max(this.generation + 1, message.generation);
       this.acls.clear();
-    } else if (message.type === 'session') {
+      return;
+    }
+    this.revocations += 1;
+    if (message.type === 'session') {
       for (const id of message.sessionIds) this.sessions.delete(id);
+    } else if (message.type === 'tenant') {
+      for (const [id, s] of this.sessions) if (s.tenantId === message.tenantId) this.sessions.delete(id);
+      for (const key of this.acls.keys()) if (key.startsWith(`${message.tenantId}:`)) this.acls.delete(key);
     } else {
       for (const [id, s] of this.sessions) if (s.userId === message.userId) this.sessions.delete(id);
       for (const key of this.acls.keys()) if (key.endsWith(`:${message.userId}`)) this.acls.delete(key);
     }
+    this.notify(message);
+  }
+
+  private notify(notice: RevocationNotice): void {
+    for (const listener of this.revocationListeners) {
+      try {
+        listener(notice);
+      } catch (err) {
+        this.logger.error({ err: (err as Error).message }, 'revocation listener failed');
+      }
+    }
   }
 
   private clearLocal(): void {
+    this.revocations += 1;
     this.acls.clear();
     this.sessions.clear();
   }

@@ -6,6 +6,7 @@ import { AccessCacheService } from './access-cache.service.js';
 import { AclResolverService } from './acl-resolver.service.js';
 import { AuthGuard } from './auth.guard.js';
 import { JwtStrategy } from './jwt.strategy.js';
+import { SessionLookupRepository } from './session-lookup.repository.js';
 
 /** The guard on every route, the ACL resolution and its caches, and the shared rate limiter. */
 @Global()
@@ -15,6 +16,7 @@ import { JwtStrategy } from './jwt.strategy.js';
     AccessCacheService,
     AclResolverService,
     JwtStrategy,
+    SessionLookupRepository,
     RateLimiterService,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],

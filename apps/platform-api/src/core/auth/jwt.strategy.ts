@@ -3,7 +3,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { ExtractJwt, Strategy } from 'passport-jwt';
-import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
 import { AccessCacheService } from './access-cache.service.js';
@@ -17,13 +16,12 @@ const fromAuthCookie = (req: Request): string | null => readCookie(req, AUTH_COO
 
 /**
  * Verifies the JWT (bearer header or `auth_token` cookie), then checks that its session still exists
- * and resolves the caller's ACL; both are cached so a warm request does no SQL.
+ * (in an active tenant) and resolves the caller's ACL; both are cached so a warm request does no SQL.
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   constructor(
     @Inject(PLATFORM_CONFIG) config: PlatformConfig,
-    private readonly dataSource: DataSource,
     private readonly cache: AccessCacheService,
     private readonly resolver: AclResolverService,
   ) {
@@ -40,14 +38,10 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
 
   async validate(claims: AccessTokenClaims): Promise<AuthContext> {
     if (!claims?.sub || !claims.sid || !claims.tenantId) throw DomainError.unauthorized('invalid token');
-    const session = await this.cache.getSession(claims.sid, async () => {
-      const rows: { user_id: string; expires_at: Date }[] = await this.dataSource.query(
-        'SELECT user_id, expires_at FROM sessions WHERE id = $1',
-        [claims.sid],
-      );
-      return rows[0] ? { userId: rows[0].user_id, expiresAt: rows[0].expires_at } : null;
-    });
-    if (!session || session.userId !== claims.sub) throw DomainError.unauthorized('session expired or revoked');
+    const session = await this.cache.liveSession(claims.sid);
+    if (!session || session.userId !== claims.sub || session.tenantId !== claims.tenantId) {
+      throw DomainError.unauthorized('session expired or revoked');
+    }
     const acl = await this.cache.getAcl(claims.sub, claims.tenantId, () =>
       this.resolver.resolve(claims.sub, claims.tenantId),
     );

@@ -1,18 +1,27 @@
 import { Injectable } from '@nestjs/common';
 import { AccountEmailJob, PlatformQueue, type AccountEmailPayload } from '@app/contracts';
 import { QueueService } from '@app/service-kit';
+import type { AccountEmailJobData, TokenLinkEmailPayload } from './account-email.queue.js';
+
+const SEND_OPTIONS = { attempts: 8, backoff: { type: 'exponential', delay: 2000 } };
 
 /** Queues account emails; the worker delivers them (retried with exponential backoff). */
 @Injectable()
 export class AccountEmailService {
   constructor(private readonly queues: QueueService) {}
 
-  /** `dedupeId`: one message per id, however often this is called (e.g. the token id). */
+  /** `dedupeId`: one message per id, however often this is called. */
   async queue(message: AccountEmailPayload, dedupeId: string): Promise<void> {
-    await this.queues.add(PlatformQueue.AccountEmail, AccountEmailJob.Send, message, {
-      jobId: `${message.kind}-${dedupeId}`,
-      attempts: 8,
-      backoff: { type: 'exponential', delay: 2000 },
-    });
+    await this.add(message, `${message.kind}-${dedupeId}`);
+  }
+
+  /** A reset or invitation email: the job holds the token row's id only; the worker builds the link. */
+  async queueTokenLink(reference: TokenLinkEmailPayload): Promise<void> {
+    const data: TokenLinkEmailPayload = { kind: reference.kind, to: reference.to, tokenId: reference.tokenId };
+    await this.add(data, `${reference.kind}-${reference.tokenId}`);
+  }
+
+  private async add(data: AccountEmailJobData, jobId: string): Promise<void> {
+    await this.queues.add(PlatformQueue.AccountEmail, AccountEmailJob.Send, data, { jobId, ...SEND_OPTIONS });
   }
 }

@@ -1,7 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
 import type { AuthTokenPurpose } from './auth-token.entity.js';
+import { AuthTokensRepository } from './auth-tokens.repository.js';
 import { hashToken, newOpaqueToken } from './credentials.js';
+import { TokenSealer } from './token-sealing.js';
 
 /** decisions.md: reset tokens last 1 hour, invitation setup tokens 48 hours; both single use. */
 export const TOKEN_TTL_SECONDS: Record<AuthTokenPurpose, number> = {
@@ -11,7 +15,15 @@ export const TOKEN_TTL_SECONDS: Record<AuthTokenPurpose, number> = {
 
 @Injectable()
 export class AuthTokensService {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly sealer: TokenSealer;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly tokens: AuthTokensRepository,
+    @Inject(PLATFORM_CONFIG) config: PlatformConfig,
+  ) {
+    this.sealer = new TokenSealer(config.jwtSecret);
+  }
 
   /** Issues a token; an invitation invalidates the user's earlier invitation tokens. */
   async issue(
@@ -20,36 +32,42 @@ export class AuthTokensService {
     purpose: AuthTokenPurpose,
     manager: EntityManager = this.dataSource.manager,
   ): Promise<{ id: string; token: string; expiresAt: Date }> {
-    if (purpose === 'invitation') {
-      await manager.query(
-        `UPDATE auth_tokens SET used_at = now()
-          WHERE tenant_id = $1 AND user_id = $2 AND purpose = 'invitation' AND used_at IS NULL`,
-        [tenantId, userId],
-      );
-    }
+    if (purpose === 'invitation') await this.tokens.voidInvitations(manager, tenantId, userId);
+    const id = randomUUID();
     const token = newOpaqueToken();
-    const [row] = await manager.query(
-      `INSERT INTO auth_tokens (tenant_id, user_id, purpose, token_hash, expires_at)
-       VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5)) RETURNING id, expires_at`,
-      [tenantId, userId, purpose, hashToken(token), TOKEN_TTL_SECONDS[purpose]],
-    );
-    return { id: row.id, token, expiresAt: row.expires_at };
+    const { expiresAt } = await this.tokens.insert(manager, {
+      id,
+      tenantId,
+      userId,
+      purpose,
+      tokenHash: hashToken(token),
+      sealedToken: this.sealer.seal(id, token),
+      ttlSeconds: TOKEN_TTL_SECONDS[purpose],
+    });
+    return { id, token, expiresAt };
+  }
+
+  /**
+   * The raw token of a live token row, for the worker that emails its link; null when the token was
+   * used, replaced, expired, or its link already sent.
+   */
+  async unsealForEmail(id: string): Promise<{ purpose: AuthTokenPurpose; token: string } | null> {
+    const row = await this.tokens.findSealed(this.dataSource.manager, id);
+    if (!row) return null;
+    const token = this.sealer.open(id, row.sealedToken);
+    return token ? { purpose: row.purpose, token } : null;
+  }
+
+  /** After the email is delivered: nothing in the database leads back to the token any more. */
+  async forgetSealed(id: string): Promise<void> {
+    await this.tokens.eraseSealed(this.dataSource.manager, id);
   }
 
   /**
    * Claims a live token atomically: of two concurrent redemptions exactly one gets the row.
    * Returns null for unknown, used or expired tokens.
    */
-  async redeem(token: string, manager: EntityManager): Promise<{ tenantId: string; userId: string; purpose: AuthTokenPurpose } | null> {
-    // For UPDATE ... RETURNING the postgres driver answers [rows, affectedCount].
-    const [rows]: [{ tenant_id: string; user_id: string; purpose: AuthTokenPurpose }[], number] = await manager.query(
-      `UPDATE auth_tokens SET used_at = now()
-        WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()
-        RETURNING tenant_id, user_id, purpose`,
-      [hashToken(token)],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    return { tenantId: row.tenant_id, userId: row.user_id, purpose: row.purpose };
+  redeem(token: string, manager: EntityManager): Promise<{ tenantId: string; userId: string; purpose: AuthTokenPurpose } | null> {
+    return this.tokens.claim(manager, hashToken(token));
   }
 }

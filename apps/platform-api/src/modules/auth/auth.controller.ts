@@ -31,7 +31,12 @@ export class AuthController {
   @HttpCode(200)
   @UseFilters(OkFalseExceptionFilter)
   @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
-  @ApiOperation({ summary: 'Log in (form-urlencoded). Sets auth_token and session_token cookies; refreshToken in the body with remember.' })
+  @ApiOperation({
+    summary: 'Log in (form-urlencoded). Sets auth_token and session_token cookies; refreshToken in the body with remember.',
+    description:
+      'One account is checked per login: the one in `tenantId` when given, else the oldest account with this email and a password in an active tenant. ' +
+      'Users of a deactivated tenant cannot log in (401 invalid credentials).',
+  })
   async login(
     @Body() body: LoginDto,
     @ClientIp() ip: string,
@@ -68,7 +73,7 @@ export class AuthController {
   @Public()
   @HttpCode(200)
   @UseFilters(OkFalseExceptionFilter)
-  @ApiOperation({ summary: 'API clients: refreshToken for a new access token (expiresIn in seconds).' })
+  @ApiOperation({ summary: 'API clients: refreshToken for a new access token (expiresIn in seconds). 401 once the session ended or its tenant was deactivated.' })
   async refresh(@Body() body: RefreshDto, @ClientIp() ip: string) {
     const { accessToken, expiresIn } = await this.auth.refreshWithRefreshToken(body.refreshToken, ip);
     return { ok: true, accessToken, expiresIn };
@@ -76,7 +81,10 @@ export class AuthController {
 
   @Get('session/refresh')
   @Public()
-  @ApiOperation({ summary: 'Browsers: session_token cookie for a fresh auth_token cookie, then 302 to a safe `redirect`.' })
+  @ApiOperation({
+    summary: 'Browsers: session_token cookie for a fresh auth_token cookie, then 302 to a safe `redirect`.',
+    description: 'A safe redirect is a path on this site or a URL on an allowed origin, with no control characters or backslashes; anything else redirects to "/".',
+  })
   async refreshViaCookie(@Req() req: Request, @Query('redirect') redirect: string | undefined, @ClientIp() ip: string, @Res() res: Response) {
     const sessionToken = readCookie(req, SESSION_COOKIE);
     if (!sessionToken) throw DomainError.unauthorized('no session');
@@ -93,7 +101,12 @@ export class AuthController {
 
   @Put('profile')
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Change the caller’s email and/or password ({email?, password?}).' })
+  @ApiOperation({
+    summary: 'Change the caller’s email and/or password ({email?, password?, currentPassword}).',
+    description:
+      'Both changes need currentPassword: 400 when it is missing, 403 when it is wrong, 429 (Retry-After) after 5 attempts per user in 5 minutes. ' +
+      'A new password ends the caller’s other sessions (and their event streams); this one stays logged in.',
+  })
   updateProfile(@CurrentAuth() auth: AuthContext, @Body() body: UpdateProfileDto) {
     return this.profile.updateProfile(auth, body);
   }

@@ -1,18 +1,32 @@
 import { Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
 import { AccountEmailModule } from '../account-email/account-email.module.js';
+import { AccountsRepository } from './accounts.repository.js';
 import { AuthController } from './auth.controller.js';
 import { AuthJobs } from './auth.jobs.js';
 import { AuthService } from './auth.service.js';
+import { AuthTokensRepository } from './auth-tokens.repository.js';
 import { AuthTokensService } from './auth-tokens.service.js';
 import { PasswordResetController } from './password-reset.controller.js';
 import { PasswordResetService } from './password-reset.service.js';
 import { ProfileService } from './profile.service.js';
+import { SessionsRepository } from './sessions.repository.js';
+import { TokenLinkEmails } from './token-link-emails.js';
 
 @Module({
   imports: [JwtModule.register({}), AccountEmailModule],
   controllers: [AuthController, PasswordResetController],
-  providers: [AuthService, ProfileService, AuthTokensService, PasswordResetService, AuthJobs],
+  providers: [
+    AuthService,
+    ProfileService,
+    AuthTokensService,
+    PasswordResetService,
+    AuthJobs,
+    AccountsRepository,
+    SessionsRepository,
+    AuthTokensRepository,
+    TokenLinkEmails,
+  ],
   exports: [AuthService, AuthTokensService, PasswordResetService],
 })
 export class AuthModule {}

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
-import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
@@ -10,7 +9,9 @@ import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenClaims } from '../../core/aut
 import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
 import { EventBus } from '../../core/events/event-bus.service.js';
 import { PlatformEventId } from '../../core/events/event-ids.js';
+import { AccountsRepository } from './accounts.repository.js';
 import { hashPassword, hashToken, newOpaqueToken, verifyPassword } from './credentials.js';
+import { SessionsRepository } from './sessions.repository.js';
 
 const SESSION_TTL_SECONDS = { remember: 30 * 24 * 60 * 60, default: 8 * 60 * 60 };
 
@@ -26,18 +27,12 @@ export interface LoginResult {
   refreshToken: string | null;
 }
 
-interface UserRow {
-  id: string;
-  tenant_id: string;
-  organization_id: string | null;
-  password_hash: string | null;
-}
-
 /** Logins, sessions and access tokens (decisions.md "Sessions and tokens"). */
 @Injectable()
 export class AuthService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly accounts: AccountsRepository,
+    private readonly sessions: SessionsRepository,
     private readonly jwt: JwtService,
     private readonly cache: AccessCacheService,
     private readonly resolver: AclResolverService,
@@ -52,40 +47,29 @@ export class AuthService {
   ): Promise<LoginResult> {
     const email = input.email.trim().toLowerCase();
     await this.rateLimiter.consume([
-      { rule: LOGIN_PER_IP, key: client.ip },
-      { rule: LOGIN_PER_IP_EMAIL, key: `${client.ip}:${email}` },
+      { rule: LOGIN_PER_IP, ip: client.ip },
+      { rule: LOGIN_PER_IP_EMAIL, ip: client.ip, subject: email },
     ]);
-    const candidates: UserRow[] = await this.dataSource.query(
-      `SELECT id, tenant_id, organization_id, password_hash FROM users
-        WHERE lower(email) = $1 AND deleted_at IS NULL AND ($2::uuid IS NULL OR tenant_id = $2)
-        ORDER BY created_at LIMIT 10`,
-      [email, input.tenantId ?? null],
-    );
-    let user: UserRow | undefined;
-    for (const candidate of candidates) {
-      if (await verifyPassword(candidate.password_hash, input.password)) {
-        user = candidate;
-        break;
-      }
-    }
-    if (candidates.length === 0) await verifyPassword(null, input.password);
-    if (!user) {
+    // One account, one argon2 verification, however many tenants share the email (an unknown email
+    // verifies against a decoy hash, so the time taken tells nothing either).
+    const account = await this.accounts.findLoginAccount(email, input.tenantId ?? null);
+    const valid = await verifyPassword(account?.passwordHash ?? null, input.password);
+    if (!account || !valid) {
       await this.eventBus.emit({
         id: PlatformEventId.LoginFailed,
-        tenantId: input.tenantId ?? (candidates.length === 1 ? candidates[0].tenant_id : null),
-        organizationId: candidates.length === 1 ? candidates[0].organization_id : null,
+        tenantId: account?.tenantId ?? input.tenantId ?? null,
+        organizationId: account?.organizationId ?? null,
         payload: { email, ip: client.ip, reason: 'invalid_credentials' },
       });
       throw DomainError.unauthorized('invalid credentials');
     }
-
-    const acl = await this.resolver.resolve(user.id, user.tenant_id);
+    const acl = await this.resolver.resolve(account.id, account.tenantId);
     if (acl.roleIds.length === 0 && !acl.hasCustomAcl) {
       await this.eventBus.emit({
         id: PlatformEventId.LoginFailed,
-        tenantId: user.tenant_id,
-        organizationId: user.organization_id,
-        payload: { email, userId: user.id, ip: client.ip, reason: 'no_role' },
+        tenantId: account.tenantId,
+        organizationId: account.organizationId,
+        payload: { email, userId: account.id, ip: client.ip, reason: 'no_role' },
       });
       throw DomainError.forbidden('user lacks required role');
     }
@@ -93,32 +77,37 @@ export class AuthService {
     const ttl = input.remember ? SESSION_TTL_SECONDS.remember : SESSION_TTL_SECONDS.default;
     const sessionToken = newOpaqueToken();
     const refreshToken = input.remember ? newOpaqueToken() : null;
-    const [session] = await this.dataSource.query(
-      `INSERT INTO sessions (tenant_id, user_id, session_token_hash, refresh_token_hash, remember, expires_at, ip, user_agent)
-       VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6), $7, $8) RETURNING id, expires_at`,
-      [user.tenant_id, user.id, hashToken(sessionToken), refreshToken ? hashToken(refreshToken) : null, input.remember, ttl, client.ip, client.userAgent?.slice(0, 512) ?? null],
-    );
+    const session = await this.sessions.create({
+      tenantId: account.tenantId,
+      userId: account.id,
+      sessionTokenHash: hashToken(sessionToken),
+      refreshTokenHash: refreshToken ? hashToken(refreshToken) : null,
+      remember: input.remember,
+      ttlSeconds: ttl,
+      ip: client.ip,
+      userAgent: client.userAgent?.slice(0, 512) ?? null,
+    });
     const token = await this.signAccessToken({
-      sub: user.id,
+      sub: account.id,
       sid: session.id,
-      tenantId: user.tenant_id,
-      orgId: user.organization_id,
+      tenantId: account.tenantId,
+      orgId: account.organizationId,
       roles: acl.roleNames,
     });
     await this.eventBus.emit({
       id: PlatformEventId.LoginSuccess,
-      tenantId: user.tenant_id,
-      organizationId: user.organization_id,
-      payload: { userId: user.id, sessionId: session.id, ip: client.ip, remember: input.remember },
+      tenantId: account.tenantId,
+      organizationId: account.organizationId,
+      payload: { userId: account.id, sessionId: session.id, ip: client.ip, remember: input.remember },
     });
-    return { token, sessionToken, sessionExpiresAt: session.expires_at, refreshToken };
+    return { token, sessionToken, sessionExpiresAt: session.expiresAt, refreshToken };
   }
 
   /** API clients: a refresh token for a fresh access token. */
   async refreshWithRefreshToken(refreshToken: string, ip: string): Promise<{ accessToken: string; expiresIn: number }> {
     await this.rateLimiter.consume([
-      { rule: REFRESH_PER_IP, key: ip },
-      { rule: REFRESH_PER_IP_TOKEN, key: `${ip}:${hashToken(refreshToken).slice(0, 32)}` },
+      { rule: REFRESH_PER_IP, ip },
+      { rule: REFRESH_PER_IP_TOKEN, ip, subject: hashToken(refreshToken).slice(0, 32) },
     ]);
     const accessToken = await this.accessTokenForSession('refresh_token_hash', refreshToken);
     return { accessToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS };
@@ -126,13 +115,14 @@ export class AuthService {
 
   /** Browsers: the `session_token` cookie for a fresh access token. */
   async refreshWithSessionToken(sessionToken: string, ip: string): Promise<{ accessToken: string; expiresIn: number }> {
-    await this.rateLimiter.consume([{ rule: REFRESH_PER_IP, key: ip }]);
+    await this.rateLimiter.consume([{ rule: REFRESH_PER_IP, ip }]);
     const accessToken = await this.accessTokenForSession('session_token_hash', sessionToken);
     return { accessToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS };
   }
 
   async logout(auth: AuthContext): Promise<void> {
-    await this.dataSource.query('DELETE FROM sessions WHERE id = $1 AND tenant_id = $2', [auth.sessionId, auth.tenantId]);
+    await this.sessions.delete(auth.tenantId, auth.sessionId);
+    // Every instance drops it from its cache and ends the event streams opened with it.
     await this.cache.invalidateSessions([auth.sessionId]);
     await this.eventBus.emit({
       id: PlatformEventId.Logout,
@@ -144,11 +134,9 @@ export class AuthService {
 
   /** Ends every session of a user (password reset, password change elsewhere, deletion). */
   async revokeAllSessions(tenantId: string, userId: string, exceptSessionId?: string): Promise<void> {
-    await this.dataSource.query(
-      'DELETE FROM sessions WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id <> $3)',
-      [tenantId, userId, exceptSessionId ?? null],
-    );
-    await this.cache.invalidateUser(userId);
+    const ended = await this.sessions.deleteOfUser(tenantId, userId, exceptSessionId ?? null);
+    // By id, not by user: the kept session's event streams must stay open.
+    await this.cache.invalidateSessions(ended);
   }
 
   hashPassword(password: string): Promise<string> {
@@ -156,20 +144,14 @@ export class AuthService {
   }
 
   private async accessTokenForSession(column: 'refresh_token_hash' | 'session_token_hash', token: string): Promise<string> {
-    const rows = await this.dataSource.query(
-      `SELECT s.id, s.tenant_id, s.user_id, u.organization_id FROM sessions s
-         JOIN users u ON u.id = s.user_id AND u.deleted_at IS NULL
-        WHERE s.${column} = $1 AND s.expires_at > now()`,
-      [hashToken(token)],
-    );
-    const session = rows[0];
+    const session = await this.sessions.findRefreshable(column, hashToken(token));
     if (!session) throw DomainError.unauthorized('invalid or expired token');
-    const acl = await this.resolver.resolve(session.user_id, session.tenant_id);
+    const acl = await this.resolver.resolve(session.userId, session.tenantId);
     return this.signAccessToken({
-      sub: session.user_id,
+      sub: session.userId,
       sid: session.id,
-      tenantId: session.tenant_id,
-      orgId: session.organization_id,
+      tenantId: session.tenantId,
+      orgId: session.organizationId,
       roles: acl.roleNames,
     });
   }

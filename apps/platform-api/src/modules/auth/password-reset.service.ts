@@ -7,6 +7,7 @@ import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-li
 import { EventBus } from '../../core/events/event-bus.service.js';
 import { PlatformEventId } from '../../core/events/event-ids.js';
 import { AccountEmailService } from '../account-email/account-email.service.js';
+import { AccountsRepository } from './accounts.repository.js';
 import { AuthService } from './auth.service.js';
 import { AuthTokensService } from './auth-tokens.service.js';
 import { hashPassword } from './credentials.js';
@@ -25,6 +26,7 @@ export class PasswordResetService {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly accounts: AccountsRepository,
     private readonly queues: QueueService,
     private readonly tokens: AuthTokensService,
     private readonly emails: AccountEmailService,
@@ -45,38 +47,26 @@ export class PasswordResetService {
     this.assertAllowedOrigin(client.origin);
     const normalized = email.trim().toLowerCase();
     await this.rateLimiter.consume([
-      { rule: RESET_PER_IP, key: client.ip },
-      { rule: RESET_PER_IP_EMAIL, key: `${client.ip}:${normalized}` },
+      { rule: RESET_PER_IP, ip: client.ip },
+      { rule: RESET_PER_IP_EMAIL, ip: client.ip, subject: normalized },
     ]);
     const payload: PasswordResetRequestedPayload = { email: normalized, tenantId, requestedAt: new Date().toISOString(), ip: client.ip };
     await this.queues.add(PlatformQueue.AccountEmail, AccountEmailJob.PasswordResetRequested, payload, { attempts: 5 });
   }
 
-  /** Worker side of a reset request: issue a token and queue the email, or do nothing for unknown accounts. */
+  /**
+   * Worker side of a reset request: issue a token and queue the email, or do nothing for unknown
+   * accounts. The email job names the token row only; the link is built when it is sent.
+   */
   async processResetRequest(payload: PasswordResetRequestedPayload): Promise<{ sent: boolean }> {
-    const users: { id: string; tenant_id: string; email: string }[] = await this.dataSource.query(
-      `SELECT id, tenant_id, email FROM users
-        WHERE lower(email) = $1 AND deleted_at IS NULL AND ($2::uuid IS NULL OR tenant_id = $2)
-        ORDER BY created_at LIMIT 10`,
-      [payload.email, payload.tenantId],
-    );
+    const users = await this.accounts.findForReset(payload.email, payload.tenantId);
     for (const user of users) {
-      const issued = await this.tokens.issue(user.tenant_id, user.id, 'password_reset');
-      const link = `${this.config.appUrl}/reset-password?token=${encodeURIComponent(issued.token)}`;
-      await this.emails.queue(
-        {
-          kind: 'password_reset',
-          to: user.email,
-          subject: 'Reset your password',
-          text: `Someone asked to reset the password of this account. Open ${link} within one hour to choose a new one. If it was not you, ignore this email.`,
-          html: `<p>Someone asked to reset the password of this account.</p><p><a href="${link}">Choose a new password</a> (valid for one hour).</p><p>If it was not you, ignore this email.</p>`,
-        },
-        issued.id,
-      );
+      const issued = await this.tokens.issue(user.tenantId, user.id, 'password_reset');
+      await this.emails.queueTokenLink({ kind: 'password_reset', to: user.email, tokenId: issued.id });
       // Emitted by the worker for real accounts only: the request itself reveals nothing.
       await this.eventBus.emit({
         id: PlatformEventId.PasswordResetRequested,
-        tenantId: user.tenant_id,
+        tenantId: user.tenantId,
         organizationId: null,
         payload: { userId: user.id, ip: payload.ip, requestedAt: payload.requestedAt },
       });
@@ -86,38 +76,21 @@ export class PasswordResetService {
 
   /** Sends (or re-sends) an invitation: a new 48-hour setup token, earlier ones invalidated. */
   async sendInvitation(tenantId: string, userId: string): Promise<void> {
-    const [user] = await this.dataSource.query(
-      'SELECT email, password_hash FROM users WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL',
-      [userId, tenantId],
-    );
+    const user = await this.accounts.find(tenantId, userId);
     if (!user) throw DomainError.notFound('user not found');
-    if (user.password_hash) throw DomainError.conflict('user already has a password');
+    if (user.passwordHash) throw DomainError.conflict('user already has a password');
     const issued = await this.tokens.issue(tenantId, userId, 'invitation');
-    const link = `${this.config.appUrl}/setup-password?token=${encodeURIComponent(issued.token)}`;
-    await this.emails.queue(
-      {
-        kind: 'invitation',
-        to: user.email,
-        subject: 'You have been invited',
-        text: `An account was created for you. Open ${link} within 48 hours to choose your password.`,
-        html: `<p>An account was created for you.</p><p><a href="${link}">Choose your password</a> (valid for 48 hours).</p>`,
-      },
-      issued.id,
-    );
+    await this.emails.queueTokenLink({ kind: 'invitation', to: user.email, tokenId: issued.id });
   }
 
   /** Redeems a reset or setup token: sets the password and ends every session of the user. */
   async confirm(token: string, password: string, ip: string): Promise<void> {
-    await this.rateLimiter.consume([{ rule: RESET_CONFIRM_PER_IP, key: ip }]);
+    await this.rateLimiter.consume([{ rule: RESET_CONFIRM_PER_IP, ip }]);
     const passwordHash = await hashPassword(password);
     const redeemed = await this.dataSource.transaction(async (tx) => {
       const claim = await this.tokens.redeem(token, tx);
       if (!claim) return null;
-      await tx.query('UPDATE users SET password_hash = $1, updated_at = now() WHERE id = $2 AND tenant_id = $3', [
-        passwordHash,
-        claim.userId,
-        claim.tenantId,
-      ]);
+      await this.accounts.setPassword(tx, claim.tenantId, claim.userId, passwordHash);
       return claim;
     });
     if (!redeemed) throw DomainError.badRequest('invalid or expired token');

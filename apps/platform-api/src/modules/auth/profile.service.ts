@@ -1,52 +1,59 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { hasAllFeatures } from '../../core/auth/feature-match.js';
+import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
+import { AccountsRepository } from './accounts.repository.js';
 import { AuthService } from './auth.service.js';
-import { hashPassword } from './credentials.js';
+import { hashPassword, verifyPassword } from './credentials.js';
 
 export const DEFAULT_LOCALE = 'en';
+
+/**
+ * Credential changes check the current password; per user, so a stolen token cannot use this
+ * endpoint to guess the password faster than the login limits allow.
+ */
+const CREDENTIAL_CHANGE_PER_USER: RateRule = { name: 'profile-credentials-user', points: 5, durationSeconds: 300 };
+
+export interface ProfileUpdate {
+  email?: string;
+  password?: string;
+  currentPassword?: string;
+}
 
 /** The caller's own account: profile, locale and feature checks. */
 @Injectable()
 export class ProfileService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly accounts: AccountsRepository,
     private readonly auth: AuthService,
+    private readonly rateLimiter: RateLimiterService,
   ) {}
 
   async getProfile(auth: AuthContext): Promise<{ email: string; roles: string[] }> {
-    const [user] = await this.dataSource.query(
-      'SELECT email FROM users WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL',
-      [auth.userId, auth.tenantId],
-    );
+    const user = await this.accounts.find(auth.tenantId, auth.userId);
     if (!user) throw DomainError.notFound('user not found');
     return { email: user.email, roles: auth.acl.roleNames };
   }
 
-  /** Changes email and/or password; a new password ends the caller's other sessions. */
-  async updateProfile(auth: AuthContext, input: { email?: string; password?: string }): Promise<{ ok: true; email: string }> {
+  /**
+   * Changes email and/or password. Both need the current password (a bare access token is not
+   * enough to take the account over); a new password ends the caller's other sessions.
+   */
+  async updateProfile(auth: AuthContext, input: ProfileUpdate): Promise<{ ok: true; email: string }> {
     if (input.email === undefined && input.password === undefined) {
       throw DomainError.badRequest('nothing to update: give email or password');
     }
+    await this.assertCurrentPassword(auth, input.currentPassword);
     const email = input.email?.trim().toLowerCase();
-    if (email) {
-      const [taken] = await this.dataSource.query(
-        'SELECT 1 FROM users WHERE tenant_id = $1 AND lower(email) = $2 AND id <> $3 AND deleted_at IS NULL',
-        [auth.tenantId, email, auth.userId],
-      );
-      if (taken) throw DomainError.badRequest('email already in use');
+    if (email && (await this.accounts.emailTaken(auth.tenantId, email, auth.userId))) {
+      throw DomainError.badRequest('email already in use');
     }
     const passwordHash = input.password ? await hashPassword(input.password) : null;
-    const [rows] = await this.dataSource.query(
-      `UPDATE users SET email = COALESCE($3, email), password_hash = COALESCE($4, password_hash), updated_at = now()
-        WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL RETURNING email`,
-      [auth.userId, auth.tenantId, email ?? null, passwordHash],
-    );
-    if (!rows[0]) throw DomainError.notFound('user not found');
+    const updated = await this.accounts.updateCredentials(auth.tenantId, auth.userId, { email: email ?? null, passwordHash });
+    if (!updated) throw DomainError.notFound('user not found');
     if (passwordHash) await this.auth.revokeAllSessions(auth.tenantId, auth.userId, auth.sessionId);
-    return { ok: true, email: rows[0].email };
+    return { ok: true, email: updated };
   }
 
   /** Which of the asked features the caller holds; `ok` only when it holds all of them. */
@@ -56,19 +63,20 @@ export class ProfileService {
   }
 
   async getLocale(auth: AuthContext): Promise<string> {
-    const [user] = await this.dataSource.query('SELECT locale FROM users WHERE id = $1 AND tenant_id = $2', [
-      auth.userId,
-      auth.tenantId,
-    ]);
-    return user?.locale ?? DEFAULT_LOCALE;
+    return (await this.accounts.getLocale(auth.tenantId, auth.userId)) ?? DEFAULT_LOCALE;
   }
 
   async setLocale(auth: AuthContext, locale: string): Promise<string> {
-    await this.dataSource.query('UPDATE users SET locale = $3, updated_at = now() WHERE id = $1 AND tenant_id = $2', [
-      auth.userId,
-      auth.tenantId,
-      locale,
-    ]);
+    await this.accounts.setLocale(auth.tenantId, auth.userId, locale);
     return locale;
+  }
+
+  /** 400 without it, 403 when it is wrong (after the per-user limit, 429). */
+  private async assertCurrentPassword(auth: AuthContext, currentPassword: string | undefined): Promise<void> {
+    if (!currentPassword) throw DomainError.badRequest('currentPassword is required to change the email or the password');
+    await this.rateLimiter.consume([{ rule: CREDENTIAL_CHANGE_PER_USER, key: auth.userId }]);
+    const user = await this.accounts.find(auth.tenantId, auth.userId);
+    if (!user) throw DomainError.notFound('user not found');
+    if (!(await verifyPassword(user.passwordHash, currentPassword))) throw DomainError.forbidden('current password is incorrect');
   }
 }

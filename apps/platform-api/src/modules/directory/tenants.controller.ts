@@ -30,7 +30,7 @@ export class TenantsController {
   @Put()
   @ApiOperation({
     summary: 'Updates a tenant ({id, name?, isActive?}; 200 {ok: true}).',
-    description: 'Non super administrators may rename only their own tenant (another is 404) and may not change isActive (403). Nobody may deactivate their own tenant (400).',
+    description: 'Non super administrators may rename only their own tenant (another is 404) and may not change isActive (403). Nobody may deactivate their own tenant (400). Deactivation ends every session of the tenant at once, on every instance (its tokens, refresh tokens and session cookies get 401, its event streams close) and refuses logins into it until it is re-activated.',
   })
   update(@CurrentAuth() auth: AuthContext, @Body() body: UpdateTenantDto) {
     return this.tenants.update(auth, body);

@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { CurrentAuth } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ErrorDto } from '../../core/http/common.dto.js';
@@ -37,9 +37,12 @@ export class PlatformEventsController {
     description:
       'A `: connected` comment first, a `: heartbeat` comment every 30 s, then `data: {"id", "payload", "timestamp", ' +
       '"organizationId"}` for each event declared clientBroadcast in the caller’s tenant (notification events only to ' +
-      'their recipient), emitted on any instance. Browsers authenticate with the auth_token cookie.',
+      'their recipient), emitted on any instance. Browsers authenticate with the auth_token cookie. ' +
+      'The stream ends when the session that opened it ends (logout, password change or reset, tenant deactivation), on every instance; ' +
+      'at most 5 streams per user are open on one instance.',
   })
   @ApiOkResponse({ description: 'text/event-stream' })
+  @ApiTooManyRequestsResponse({ type: ErrorDto, description: 'The user already has 5 open streams on this instance: {error: "too many open event streams"}.' })
   stream(@CurrentAuth() auth: AuthContext) {
     return this.streams.open(auth);
   }
