@@ -19,11 +19,16 @@ const DESCRIPTION = [
   'Authentication: `Authorization: Bearer <key>`. No header: 401 `UNAUTHORIZED`; a malformed key or one of no',
   'project: 401 `INVALID_API_KEY`; a disabled project: 403 `PROJECT_DISABLED`; a public key on a route that needs',
   'the secret key: 403 `SECRET_KEY_REQUIRED`. Keys are cached per instance for `MAIL_KEY_CACHE_TTL_SECONDS`',
-  '(default 30 s): disabling a project or rotating its keys takes effect within that time.',
+  '(default 30 s): disabling a project or rotating its keys takes effect within that time. A well-formed key of',
+  'no project is remembered as unknown for `MAIL_KEY_NEGATIVE_CACHE_TTL_SECONDS` (default 5 s).',
   '',
-  'Rate limit: `MAIL_RATE_LIMIT_PER_MINUTE` (default 1000) requests per project per fixed minute, shared by all',
-  'instances. Every authenticated response carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`',
-  '(seconds until the window resets); past the limit: 429 `RATE_LIMIT_EXCEEDED` with `Retry-After`.',
+  'Rate limit: `MAIL_RATE_LIMIT_PER_MINUTE` (default 1000) secret-key requests per project per fixed minute, shared',
+  'by all instances. Public-key (`pk_`) requests never spend that budget: they have their own,',
+  '`MAIL_PUBLIC_RATE_LIMIT_PER_MINUTE` per project (default: the same number), and within it',
+  '`MAIL_PUBLIC_RATE_LIMIT_PER_IP_PER_MINUTE` (default 120) per client address (IPv6: per /64 network). Every',
+  'authenticated response carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the',
+  'window resets) of the budget it spent (of two, the nearer its limit); past a limit: 429 `RATE_LIMIT_EXCEEDED`',
+  'with `Retry-After`.',
   '',
   'Lists are keyset-paged with an opaque `cursor`, newest first: `GET /contacts` answers',
   '`{contacts, cursor, hasMore, total}`, other lists `{items, nextCursor, hasMore, total}`; `limit` is 1 to 100',
@@ -39,8 +44,10 @@ export async function createMailHttpApp(
   options: { extraModules?: Type[] } = {},
 ): Promise<NestExpressApplication> {
   return createHttpApp(AppModule.forRoot(config, options.extraModules), {
-    // POST /v1/send carries up to 10 MB of attachments, base64 (4/3) in JSON.
-    bodyLimit: '16mb',
+    trustProxy: config.trustProxy,
+    invalidInputStatus: 422,
+    // 1 MB per body; POST /v1/send declares its own larger limit (@BodyLimit) for attachments.
+    bodyLimit: '1mb',
     configure: (app) => {
       app.enableCors((req: { url?: string }, callback: (error: Error | null, options: object) => void) =>
         callback(null, req.url?.startsWith('/v1/track') ? TRACK_CORS : { origin: false }),

@@ -20,6 +20,7 @@ describe('mail config', () => {
       logLevel: 'info',
       dataDir,
       workerConcurrency: 4,
+      trustProxy: false,
       bootstrapKeys: null,
       smtpUrl: null,
       outboxDir: path.join(dataDir, 'outbox'),
@@ -28,11 +29,15 @@ describe('mail config', () => {
       publicUrl: 'http://localhost:3001',
       rateLimitPerMinute: 1000,
       keyCacheTtlSeconds: 30,
+      keyNegativeCacheTtlSeconds: 5,
+      publicRateLimitPerMinute: 1000,
+      publicRateLimitPerIpPerMinute: 120,
       sendConcurrency: 32,
       smtpPoolSize: 5,
       sendLockSeconds: 30,
       domainRecheckSeconds: 600,
       linkSecret: expect.stringMatching(/^[0-9a-f]{64}$/),
+      secretsKey: expect.any(Buffer),
     });
   });
 
@@ -42,6 +47,11 @@ describe('mail config', () => {
 
   it('requires MAIL_LINK_SECRET in production', () => {
     expect(() => loadMailConfig({ DATA_DIR: dataDir, NODE_ENV: 'production' })).toThrow(/MAIL_LINK_SECRET is required when NODE_ENV=production/);
+  });
+
+  it('refuses a TRUST_PROXY that is neither a hop count nor addresses/CIDRs', () => {
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, TRUST_PROXY: 'everyone' })).toThrow(/TRUST_PROXY/);
+    expect(loadMailConfig({ DATA_DIR: dataDir, TRUST_PROXY: '2' }).trustProxy).toBe(2);
   });
 
   it('DATA_DIR defaults to .data at the repository root', () => {
@@ -63,11 +73,16 @@ describe('mail config', () => {
       WORKER_CONCURRENCY: '8',
       MAIL_RATE_LIMIT_PER_MINUTE: '60',
       MAIL_KEY_CACHE_TTL_SECONDS: '0',
+      MAIL_KEY_NEGATIVE_CACHE_TTL_SECONDS: '2',
+      MAIL_PUBLIC_RATE_LIMIT_PER_MINUTE: '30',
+      MAIL_PUBLIC_RATE_LIMIT_PER_IP_PER_MINUTE: '10',
       MAIL_SEND_CONCURRENCY: '64',
       MAIL_SMTP_POOL_SIZE: '8',
       MAIL_SEND_LOCK_SECONDS: '5',
       MAIL_DOMAIN_RECHECK_SECONDS: '120',
       MAIL_LINK_SECRET: 'link-secret',
+      MAIL_SECRETS_KEY: 'ab'.repeat(32),
+      TRUST_PROXY: '10.0.0.0/8,fd00::/8',
     });
     expect(c).toMatchObject({
       env: 'production',
@@ -79,13 +94,18 @@ describe('mail config', () => {
       ratePerSecond: 50,
       publicUrl: 'https://mail.example.com',
       workerConcurrency: 8,
+      trustProxy: ['10.0.0.0/8', 'fd00::/8'],
       rateLimitPerMinute: 60,
       keyCacheTtlSeconds: 0,
+      keyNegativeCacheTtlSeconds: 2,
+      publicRateLimitPerMinute: 30,
+      publicRateLimitPerIpPerMinute: 10,
       sendConcurrency: 64,
       smtpPoolSize: 8,
       sendLockSeconds: 5,
       domainRecheckSeconds: 120,
       linkSecret: 'link-secret',
+      secretsKey: Buffer.from('ab'.repeat(32), 'hex'),
     });
   });
 

@@ -2,7 +2,7 @@ import { Expose, Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { ConfigError, defaultDataDir, devSecret, loadConfig } from '@app/service-kit';
+import { ConfigError, defaultDataDir, devSecret, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
 import { PUBLIC_KEY_PATTERN, SECRET_KEY_PATTERN } from '../modules/projects/project-keys.js';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
@@ -20,6 +20,8 @@ export class MailEnv {
   @Expose() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
   @Expose() @IsString() DATA_DIR = defaultDataDir();
   @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
+  /** Proxies allowed to set X-Forwarded-For: a hop count or a comma list of addresses/CIDRs; unset = none. */
+  @Expose() @IsOptional() @IsString() TRUST_PROXY?: string;
 
   @Expose() @IsOptional() @Matches(SECRET_KEY_PATTERN, { message: 'must be sk_ followed by 48 lowercase hex characters' })
   MAIL_BOOTSTRAP_SECRET_KEY?: string;
@@ -33,11 +35,16 @@ export class MailEnv {
   @Expose() @Matches(HTTP_URL) MAIL_PUBLIC_URL = 'http://localhost:3001';
   @Expose() @Type(() => Number) @IsInt() @Min(1) MAIL_RATE_LIMIT_PER_MINUTE = 1000;
   @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(3600) MAIL_KEY_CACHE_TTL_SECONDS = 30;
+  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(300) MAIL_KEY_NEGATIVE_CACHE_TTL_SECONDS = 5;
+  /** Unset: the same budget as MAIL_RATE_LIMIT_PER_MINUTE, counted separately. */
+  @Expose() @IsOptional() @Type(() => Number) @IsInt() @Min(1) MAIL_PUBLIC_RATE_LIMIT_PER_MINUTE?: number;
+  @Expose() @Type(() => Number) @IsInt() @Min(1) MAIL_PUBLIC_RATE_LIMIT_PER_IP_PER_MINUTE = 120;
   @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(1000) MAIL_SEND_CONCURRENCY = 32;
   @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100) MAIL_SMTP_POOL_SIZE = 5;
   @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(3600) MAIL_SEND_LOCK_SECONDS = 30;
   @Expose() @Type(() => Number) @IsInt() @Min(5) MAIL_DOMAIN_RECHECK_SECONDS = 600;
   @Expose() @IsOptional() @IsString() MAIL_LINK_SECRET?: string;
+  @Expose() @IsOptional() @IsString() MAIL_SECRETS_KEY?: string;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
@@ -50,6 +57,8 @@ export interface MailConfig {
   logLevel: string;
   dataDir: string;
   workerConcurrency: number;
+  /** `TRUST_PROXY`: which peers may set the client address through X-Forwarded-For. */
+  trustProxy: TrustProxySetting;
   /** The `Default` project's keys, created at start when no project has this secret key. */
   bootstrapKeys: { secretKey: string; publicKey: string } | null;
   /** SMTP relay; null means "write `.eml` files into `outboxDir`". */
@@ -65,6 +74,12 @@ export interface MailConfig {
   rateLimitPerMinute: number;
   /** How long an API key's project is cached in process; 0 = look it up on every request. */
   keyCacheTtlSeconds: number;
+  /** How long a well-formed key of no project is remembered as unknown; 0 = not remembered. */
+  keyNegativeCacheTtlSeconds: number;
+  /** Public-key (`pk_`) requests per minute per project: a budget of their own, apart from the secret key's. */
+  publicRateLimitPerMinute: number;
+  /** Public-key requests per minute per project from one client address (IPv6: per /64). */
+  publicRateLimitPerIpPerMinute: number;
   /** Emails one worker process delivers at once (the email queue's concurrency). */
   sendConcurrency: number;
   /** Pooled SMTP connections per worker process. */
@@ -75,6 +90,8 @@ export interface MailConfig {
   domainRecheckSeconds: number;
   /** HMAC key of unsubscribe links (required in production; a per-install dev secret otherwise). */
   linkSecret: string;
+  /** AES-256-GCM key (32 bytes) of secrets kept in the database (DKIM private keys): required in production. */
+  secretsKey: Buffer;
 }
 
 export const MAIL_CONFIG = Symbol('MAIL_CONFIG');
@@ -87,6 +104,16 @@ function parseDnsServer(entry: string): string | null {
   if (!isIP(host)) return null;
   if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return null;
   return entry;
+}
+
+/** 32 bytes, written as 64 hex characters or in base64. */
+function parseSecretsKey(value: string): Buffer {
+  const text = value.trim();
+  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : /^[A-Za-z0-9+/]{43}=?$/.test(text) ? Buffer.from(text, 'base64') : null;
+  if (key?.length !== 32) {
+    throw new ConfigError('invalid configuration: MAIL_SECRETS_KEY must be 32 bytes, as 64 hex characters or base64');
+  }
+  return key;
 }
 
 function parseDnsServers(value: string | undefined): string[] {
@@ -103,6 +130,9 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
   if (!e.MAIL_LINK_SECRET && e.NODE_ENV === 'production') {
     throw new ConfigError('invalid configuration: MAIL_LINK_SECRET is required when NODE_ENV=production');
   }
+  if (!e.MAIL_SECRETS_KEY && e.NODE_ENV === 'production') {
+    throw new ConfigError('invalid configuration: MAIL_SECRETS_KEY is required when NODE_ENV=production');
+  }
   if (Boolean(e.MAIL_BOOTSTRAP_SECRET_KEY) !== Boolean(e.MAIL_BOOTSTRAP_PUBLIC_KEY)) {
     throw new ConfigError('invalid configuration: MAIL_BOOTSTRAP_SECRET_KEY and MAIL_BOOTSTRAP_PUBLIC_KEY go together');
   }
@@ -115,6 +145,7 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
     bootstrapKeys:
       e.MAIL_BOOTSTRAP_SECRET_KEY && e.MAIL_BOOTSTRAP_PUBLIC_KEY
         ? { secretKey: e.MAIL_BOOTSTRAP_SECRET_KEY, publicKey: e.MAIL_BOOTSTRAP_PUBLIC_KEY }
@@ -126,10 +157,14 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     publicUrl: e.MAIL_PUBLIC_URL.replace(/\/+$/, ''),
     rateLimitPerMinute: e.MAIL_RATE_LIMIT_PER_MINUTE,
     keyCacheTtlSeconds: e.MAIL_KEY_CACHE_TTL_SECONDS,
+    keyNegativeCacheTtlSeconds: e.MAIL_KEY_NEGATIVE_CACHE_TTL_SECONDS,
+    publicRateLimitPerMinute: e.MAIL_PUBLIC_RATE_LIMIT_PER_MINUTE ?? e.MAIL_RATE_LIMIT_PER_MINUTE,
+    publicRateLimitPerIpPerMinute: e.MAIL_PUBLIC_RATE_LIMIT_PER_IP_PER_MINUTE,
     sendConcurrency: e.MAIL_SEND_CONCURRENCY,
     smtpPoolSize: e.MAIL_SMTP_POOL_SIZE,
     sendLockSeconds: e.MAIL_SEND_LOCK_SECONDS,
     domainRecheckSeconds: e.MAIL_DOMAIN_RECHECK_SECONDS,
     linkSecret: e.MAIL_LINK_SECRET ?? devSecret(e.DATA_DIR, 'mail_link_secret'),
+    secretsKey: parseSecretsKey(e.MAIL_SECRETS_KEY ?? devSecret(e.DATA_DIR, 'mail_secrets_key')),
   };
 }

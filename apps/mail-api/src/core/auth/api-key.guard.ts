@@ -15,8 +15,10 @@ const KEY_SUGGESTION = 'send `Authorization: Bearer <key>` with your project\'s 
  * `@Public()` routes pass; no Authorization header → 401 UNAUTHORIZED; a header that is not
  * `Bearer sk_|pk_ + 48 hex`, or a key of no project → 401 INVALID_API_KEY; a disabled project → 403
  * PROJECT_DISABLED; a public key on a route without `@PublicKeyAllowed()` → 403 SECRET_KEY_REQUIRED;
- * then one point of the project's rate limit (429 RATE_LIMIT_EXCEEDED). Every response past the
- * rate-limit step carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.
+ * then one point of the project's rate limit (429 RATE_LIMIT_EXCEEDED): the secret key's budget, or
+ * for a public key the public budgets of the project and of the client address (`req.ip`, which
+ * honours TRUST_PROXY). Every response past the rate-limit step carries `RateLimit-Limit`,
+ * `RateLimit-Remaining` and `RateLimit-Reset`.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -31,18 +33,21 @@ export class ApiKeyGuard implements CanActivate {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const http = context.switchToHttp();
-    const req = http.getRequest<{ headers: Record<string, string | string[] | undefined> } & Record<string, unknown>>();
+    const req = http.getRequest<{ headers: Record<string, string | string[] | undefined>; ip?: string } & Record<string, unknown>>();
     const project = await this.authenticate(req.headers.authorization);
     if (project.keyKind === 'public' && !this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY_ALLOWED, targets)) {
       throw new DomainError(MailErrorCode.SecretKeyRequired, 'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track', {
         status: 403,
       });
     }
-    const rate = await this.rateLimiter.consume(project.id);
+    const rate =
+      project.keyKind === 'public'
+        ? await this.rateLimiter.consumePublic(project.id, req.ip ?? 'unknown')
+        : await this.rateLimiter.consume(project.id);
     const headers = rateLimitHeaders(rate);
     for (const [name, value] of Object.entries(headers)) this.adapterHost.httpAdapter.setHeader(http.getResponse(), name, value);
     if (!rate.allowed) {
-      throw new DomainError(ErrorCode.RateLimitExceeded, `rate limit exceeded: ${rate.limit} requests per minute per project`, {
+      throw new DomainError(ErrorCode.RateLimitExceeded, `rate limit exceeded: ${rate.limit} ${rate.scope}`, {
         headers: { ...headers, 'Retry-After': String(rate.resetSeconds) },
         suggestion: `retry after ${rate.resetSeconds} s`,
       });

@@ -4,37 +4,74 @@ import { hashKey, keyKindOf } from '../../modules/projects/project-keys.js';
 import { ProjectsService, type ProjectKeyMatch } from '../../modules/projects/projects.service.js';
 
 const MAX_ENTRIES = 10_000;
+const MAX_UNKNOWN_ENTRIES = 10_000;
 
-interface Entry {
-  match: ProjectKeyMatch;
+interface Entry<T> {
+  value: T;
   expiresAt: number;
+}
+
+/** A bounded map of entries that expire; the oldest entry goes first when it is full. */
+class ExpiringMap<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+  ) {}
+
+  get(key: string): T | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt > Date.now()) return entry.value;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, value: T): void {
+    if (this.ttlMs === 0) return;
+    this.entries.delete(key);
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(key, { value, expiresAt: Date.now() + this.ttlMs });
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
 }
 
 /**
  * Key hash → project, kept in process for `MAIL_KEY_CACHE_TTL_SECONDS` (default 30 s) so an API request
  * does not query Postgres for its key. The price: a project disabled, or a key rotated, keeps working on
- * an instance for at most that long. Only hits are cached (an unknown key is looked up every time, so a
- * project created a moment ago works at once); concurrent misses for one key share one query.
+ * an instance for at most that long.
+ *
+ * A well-formed key of no project is remembered as unknown for `MAIL_KEY_NEGATIVE_CACHE_TTL_SECONDS`
+ * (default 5 s), so a client hammering with a wrong or revoked key costs one query per key per TTL, not
+ * one per request. Unknown keys have their own bounded map, so a flood of random keys cannot push the
+ * real projects' entries out. The price: a key that starts to exist (a bootstrap key, a project created
+ * by the CLI) may be refused by an instance that saw it fail for at most that TTL; random keys of new
+ * projects and rotations cannot have been seen before. Concurrent misses for one key share one query.
  */
 @Injectable()
 export class ProjectKeyCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly known: ExpiringMap<ProjectKeyMatch>;
+  private readonly unknown: ExpiringMap<true>;
   private readonly pending = new Map<string, Promise<ProjectKeyMatch | null>>();
-  private readonly ttlMs: number;
 
   constructor(
     private readonly projects: ProjectsService,
     @Inject(MAIL_CONFIG) config: MailConfig,
   ) {
-    this.ttlMs = config.keyCacheTtlSeconds * 1000;
+    this.known = new ExpiringMap(config.keyCacheTtlSeconds * 1000, MAX_ENTRIES);
+    this.unknown = new ExpiringMap(config.keyNegativeCacheTtlSeconds * 1000, MAX_UNKNOWN_ENTRIES);
   }
 
   async find(rawKey: string): Promise<ProjectKeyMatch | null> {
     if (!keyKindOf(rawKey)) return null;
-    if (this.ttlMs === 0) return this.projects.findByKey(rawKey);
     const hash = hashKey(rawKey);
-    const entry = this.entries.get(hash);
-    if (entry && entry.expiresAt > Date.now()) return entry.match;
+    const match = this.known.get(hash);
+    if (match) return match;
+    if (this.unknown.get(hash)) return null;
     let lookup = this.pending.get(hash);
     if (!lookup) {
       lookup = this.lookup(hash, rawKey);
@@ -46,10 +83,12 @@ export class ProjectKeyCache {
   private async lookup(hash: string, rawKey: string): Promise<ProjectKeyMatch | null> {
     try {
       const match = await this.projects.findByKey(rawKey);
-      this.entries.delete(hash);
       if (match) {
-        if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
-        this.entries.set(hash, { match, expiresAt: Date.now() + this.ttlMs });
+        this.unknown.delete(hash);
+        this.known.set(hash, match);
+      } else {
+        this.known.delete(hash);
+        this.unknown.set(hash, true);
       }
       return match;
     } finally {

@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { Sql } from '../../core/database/sql.service.js';
+import { DkimKeyCipher } from '../domains/dkim-key-cipher.js';
 
 export interface EmailAttachment {
   filename: string;
@@ -69,13 +71,24 @@ type ClaimRow = Omit<ClaimedEmail, 'dkim'> & { dkimDomain: string | null; dkimSe
 
 @Injectable()
 export class EmailDeliveryRepository {
-  constructor(private readonly sql: Sql) {}
+  private readonly dkimKeys: DkimKeyCipher;
 
+  constructor(
+    private readonly sql: Sql,
+    @Inject(MAIL_CONFIG) config: MailConfig,
+  ) {
+    this.dkimKeys = new DkimKeyCipher(config);
+  }
+
+  /** The DKIM key is decrypted here, just before signing: it is stored sealed (DkimKeyCipher). */
   async claim(emailId: string, projectId: string, lockSeconds: number): Promise<ClaimedEmail | null> {
     const [row] = await this.sql.query<ClaimRow>(CLAIM, [emailId, projectId, lockSeconds]);
     if (!row) return null;
     const { dkimDomain, dkimSelector, dkimPrivateKey, ...email } = row;
-    const dkim = dkimDomain && dkimSelector && dkimPrivateKey ? { domainName: dkimDomain, keySelector: dkimSelector, privateKey: dkimPrivateKey } : null;
+    const dkim =
+      dkimDomain && dkimSelector && dkimPrivateKey
+        ? { domainName: dkimDomain, keySelector: dkimSelector, privateKey: this.dkimKeys.open(dkimPrivateKey, { projectId, domain: dkimDomain }) }
+        : null;
     return { ...email, dkim };
   }
 

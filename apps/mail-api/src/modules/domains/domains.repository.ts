@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import type { MailDomain, MailDomainStatus } from '@app/contracts';
 import { SqlWhere } from '@app/service-kit';
 import { keysetPage } from '../../core/database/keyset-page.js';
 import { Sql } from '../../core/database/sql.service.js';
+import { SEALED_DKIM_KEY_PREFIX } from './dkim-key-cipher.js';
 import { dkimRecordName, dkimRecordValue, ownershipRecordName, type DomainCheckResult } from './domain-records.js';
 
 /** Everything but the private key: API reads never load it, so no response can leak it. */
@@ -31,17 +33,29 @@ export interface NewDomain {
   domain: string;
   verificationToken: string;
   dkimSelector: string;
+  /** Sealed (DkimKeyCipher), never the PEM itself. */
   dkimPrivateKey: string;
   dkimPublicKey: string;
 }
 
-/** What signing needs: the private key, read only for a VERIFIED domain. */
+/** What signing needs: the private key (as stored: sealed, or legacy plaintext), read only for a VERIFIED domain. */
 export interface SigningRow {
   id: string;
   domain: string;
   dkim_selector: string;
   dkim_private_key: string;
 }
+
+/** A domain whose DKIM key is still stored in plaintext (written before keys were encrypted). */
+export interface PlaintextKeyRow {
+  id: string;
+  project_id: string;
+  domain: string;
+  dkim_private_key: string;
+}
+
+// Serialises the sealing of plaintext keys between instances starting at once.
+const SEAL_KEYS_LOCK_KEY = 727_301;
 
 /** `verified` appears on a record once a check has looked for it. */
 function withFound<T extends object>(record: T, found: boolean | null): T & { verified?: boolean } {
@@ -77,7 +91,10 @@ export interface DomainListFilter {
 
 @Injectable()
 export class DomainsRepository {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly dataSource: DataSource,
+  ) {}
 
   async exists(projectId: string, domain: string): Promise<boolean> {
     const rows = await this.sql.query(`SELECT 1 FROM domains WHERE project_id = $1 AND domain = $2`, [projectId, domain]);
@@ -149,6 +166,35 @@ export class DomainsRepository {
       [projectId, domain],
     );
     return row ?? null;
+  }
+
+  /**
+   * Replaces plaintext DKIM keys by `seal(row)`, `batchSize` rows per transaction, under an advisory
+   * lock; rows already sealed are never touched, so a repeat (or a second instance) changes nothing.
+   * Answers how many rows it sealed.
+   */
+  async sealPlaintextKeys(seal: (row: PlaintextKeyRow) => string, batchSize: number): Promise<number> {
+    let sealed = 0;
+    for (;;) {
+      const count = await this.dataSource.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1)', [SEAL_KEYS_LOCK_KEY]);
+        const rows = (await tx.query(
+          `SELECT id, project_id, domain, dkim_private_key FROM domains
+            WHERE NOT starts_with(dkim_private_key, $1) ORDER BY id LIMIT $2 FOR UPDATE`,
+          [SEALED_DKIM_KEY_PREFIX, batchSize],
+        )) as PlaintextKeyRow[];
+        if (rows.length === 0) return 0;
+        await tx.query(
+          `UPDATE domains d SET dkim_private_key = u.sealed
+             FROM unnest($1::uuid[], $2::text[]) AS u(id, sealed)
+            WHERE d.id = u.id AND NOT starts_with(d.dkim_private_key, $3)`,
+          [rows.map((row) => row.id), rows.map(seal), SEALED_DKIM_KEY_PREFIX],
+        );
+        return rows.length;
+      });
+      sealed += count;
+      if (count < batchSize) return sealed;
+    }
   }
 
   /** Templates of the project whose `from` address is on this domain; the expression is templates_from_domain_idx's. */

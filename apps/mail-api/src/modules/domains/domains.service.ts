@@ -5,6 +5,7 @@ import { DomainError } from '@app/service-kit';
 import type { ProjectContext } from '../../core/auth/project-context.js';
 import { DnsLookup } from '../../core/dns/dns-lookup.service.js';
 import { decodeCursor, encodeCursor, takePage } from '../../core/http/pagination.js';
+import { DkimKeyCipher } from './dkim-key-cipher.js';
 import { domainOfAddress } from './domain-name.js';
 import {
   checkDkim,
@@ -39,6 +40,7 @@ export class DomainsService {
   constructor(
     private readonly domains: DomainsRepository,
     private readonly dns: DnsLookup,
+    private readonly dkimKeys: DkimKeyCipher,
   ) {}
 
   async list(project: ProjectContext, query: ListDomainsQuery): Promise<MailList<MailDomain>> {
@@ -64,7 +66,7 @@ export class DomainsService {
       domain,
       verificationToken: newVerificationToken(),
       dkimSelector: keys.selector,
-      dkimPrivateKey: keys.privateKeyPem,
+      dkimPrivateKey: this.dkimKeys.seal(keys.privateKeyPem, { projectId: project.id, domain }),
       dkimPublicKey: keys.publicKeyBase64,
     });
     if (!row) throw domainExists(domain);
@@ -144,7 +146,9 @@ export class DomainsService {
   async dkimForDomain(projectId: string, domain: string): Promise<SenderDomain | null> {
     const normalized = domainOfAddress(`@${domain}`);
     const row = normalized ? await this.domains.verifiedForSigning(projectId, normalized) : null;
-    return row ? { id: row.id, domain: row.domain, dkimSelector: row.dkim_selector, dkimPrivateKey: row.dkim_private_key } : null;
+    if (!row) return null;
+    const dkimPrivateKey = this.dkimKeys.open(row.dkim_private_key, { projectId, domain: row.domain });
+    return { id: row.id, domain: row.domain, dkimSelector: row.dkim_selector, dkimPrivateKey };
   }
 
   private async row(project: ProjectContext, id: string): Promise<DomainRow> {

@@ -1,64 +1,72 @@
-import { Controller, Get, Header, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
+import { Controller, createParamDecorator, ExecutionContext, Get, Header, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../../core/auth/api-key.decorators.js';
 import { MailErrorBodyDto } from '../../core/http/openapi-errors.js';
 import { HtmlResponseInterceptor } from './html-response.interceptor.js';
+import { confirmationPage, UNSUBSCRIBED_PAGE } from './unsubscribe-pages.js';
 import { UnsubscribeService } from './unsubscribe.service.js';
-
-const CONFIRMATION_PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Unsubscribed</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 4rem auto; padding: 0 1rem; color: #222">
-<h1 style="font-size: 1.5rem">You have been unsubscribed</h1>
-<p>You will no longer receive marketing emails from this sender. Transactional messages about your account may still arrive.</p>
-</body></html>
-`;
 
 const INVALID_LINK = { status: 400, description: '`INVALID_UNSUBSCRIBE_LINK`: the token was altered or not issued by this service.', type: MailErrorBodyDto };
 const TOKEN_PARAM = { name: 'token', description: 'The signed token of the link in the email' };
 
 /**
+ * Whether the client asked for an HTML answer (a browser submitting the confirmation page's form) rather
+ * than being a mail client's one-click POST. A custom decorator, not `@Headers('accept')`, which the
+ * OpenAPI document would list as a required header.
+ */
+const WantsHtml = createParamDecorator((_data: unknown, ctx: ExecutionContext): boolean => {
+  const accept = ctx.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers.accept;
+  return /\btext\/html\b/i.test(String(accept ?? ''));
+});
+
+/**
  * The links in marketing emails. Public (no API key) and therefore outside the per-project API rate
- * limit, which the API key guard applies only after a key was found.
+ * limit, which the API key guard applies only after a key was found. Only POST unsubscribes: mail
+ * scanners and previews fetch (GET) the links in a message without anyone clicking them.
  */
 @ApiTags('unsubscribe')
 @Public()
 @Controller('unsubscribe')
+@UseInterceptors(HtmlResponseInterceptor)
 export class UnsubscribeController {
   constructor(private readonly unsubscribe: UnsubscribeService) {}
 
   @Get(':token')
-  @UseInterceptors(HtmlResponseInterceptor)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
-    summary: 'Unsubscribe (link in the email)',
+    summary: 'Unsubscribe page (link in the email)',
     description:
-      'Sets the contact\'s `subscribed` to false and answers a small HTML confirmation page. Idempotent; a link of a ' +
-      'deleted contact also answers 200. No API key.',
+      'Checks the link and answers an HTML page asking to confirm, whose button POSTs to the same URL. Changes ' +
+      'nothing by itself: link scanners and mail previews fetch links without anyone clicking them. A link of a ' +
+      'deleted contact also answers the page. No API key.',
   })
   @ApiParam(TOKEN_PARAM)
   @ApiProduces('text/html')
-  @ApiOkResponse({ description: 'HTML confirmation page' })
+  @ApiOkResponse({ description: 'HTML page with an Unsubscribe button (a form POSTing to this URL)' })
   @ApiResponse(INVALID_LINK)
-  async page(@Param('token') token: string): Promise<string> {
-    await this.unsubscribe.unsubscribe(token);
-    return CONFIRMATION_PAGE;
+  page(@Param('token') token: string): string {
+    this.unsubscribe.checkLink(token);
+    return confirmationPage(token);
   }
 
   @Post(':token')
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
-    summary: 'One-click unsubscribe (RFC 8058)',
+    summary: 'Unsubscribe (the page\'s button, and RFC 8058 one-click)',
     description:
-      'What mail clients call for `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (body ' +
-      '`List-Unsubscribe=One-Click`, form-encoded; any body is accepted). Same effect as the GET. No API key.',
+      'Sets the contact\'s `subscribed` to false. What the page\'s button submits, and what mail clients call ' +
+      'for `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (body `List-Unsubscribe=One-Click`, form-encoded; ' +
+      'any body is accepted). Answers an HTML confirmation page when the request accepts `text/html` (a ' +
+      'browser), `{"success": true, "unsubscribed": true}` otherwise. Idempotent; a link of a deleted contact ' +
+      'also answers 200. No API key.',
   })
   @ApiParam(TOKEN_PARAM)
-  @ApiOkResponse({ description: '`{"success": true, "unsubscribed": true}`' })
+  @ApiProduces('application/json', 'text/html')
+  @ApiOkResponse({ description: '`{"success": true, "unsubscribed": true}`, or an HTML confirmation page for browsers' })
   @ApiResponse(INVALID_LINK)
-  async oneClick(@Param('token') token: string): Promise<{ success: true; unsubscribed: true }> {
+  async confirm(@Param('token') token: string, @WantsHtml() wantsHtml: boolean): Promise<string | { success: true; unsubscribed: true }> {
     await this.unsubscribe.unsubscribe(token);
-    return { success: true, unsubscribed: true };
+    return wantsHtml ? UNSUBSCRIBED_PAGE : { success: true, unsubscribed: true };
   }
 }
