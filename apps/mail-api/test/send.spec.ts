@@ -147,7 +147,7 @@ describe('POST /v1/send', () => {
       expect(dkim.results[0]).toMatchObject({ signingDomain: DOMAIN, status: { result: 'pass' } });
 
       // The link in a transactional email works too: it unsubscribes this contact.
-      await request(t.url).get(new URL(unsubscribeUrl!).pathname).expect(200);
+      await request(t.url).post(new URL(unsubscribeUrl!).pathname).expect(200);
       expect((await request(t.url).get(`/contacts/${contact.id}`).set(auth).expect(200)).body.subscribed).toBe(false);
     }, 60_000);
   });

@@ -6,8 +6,9 @@ import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
 import { EmailDeliveryQueue, priorityOf } from './email-delivery.queue.js';
 import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
-import { buildMessage } from './email-message.js';
+import { buildMessage, domainOf } from './email-message.js';
 import { isPermanentFailure, MailTransport } from './mail-transport.js';
+import { unsignedReason } from './unsigned-delivery.js';
 
 /** Claims of one row before it is given up: a message that kills its worker every time must stop. */
 const MAX_CLAIMS = 12;
@@ -24,7 +25,8 @@ export type DeliveryOutcome = { status: 'SENT' | 'FAILED'; providerMessageId?: s
  *    statement can win; a job that wins nothing (row SENT/FAILED, or held by a live claim) sends
  *    nothing, so duplicate jobs, re-adds and BullMQ's at-least-once redelivery are harmless.
  * 2. Send, then record the outcome: SENT (+ provider id), FAILED for a permanent refusal (SMTP 5xx,
- *    no verified domain), or back to QUEUED for a transient one, with the job retried by BullMQ.
+ *    no verified domain unless unsigned-delivery.ts allows it), or back to QUEUED for a transient
+ *    one, with the job retried by BullMQ.
  * 3. A worker killed mid-send leaves the row SENDING: BullMQ's lock (same length as the claim)
  *    lapses, another worker gets the job, and its claim succeeds once `claimed_until` has passed
  *    (until then the job waits, delayed, instead of completing unsent).
@@ -58,7 +60,8 @@ export class EmailDeliveryJobs {
     }
     try {
       const unsubscribeUrl = email.type === 'MARKETING' ? this.links.urlFor(email.projectId, email.contactId!) : null;
-      const sent = await this.whileClaimed(email, () => this.transport.send(buildMessage(email, unsubscribeUrl), email.id));
+      const unsigned = email.dkim ? null : unsignedReason(this.config, domainOf(email.fromEmail));
+      const sent = await this.whileClaimed(email, () => this.transport.send(buildMessage(email, unsubscribeUrl, unsigned), email.id));
       await this.emails.markSent(email, sent.providerMessageId);
       return { status: 'SENT', providerMessageId: sent.providerMessageId };
     } catch (err) {
@@ -85,7 +88,9 @@ export class EmailDeliveryJobs {
   /** Why a claimed email must not be sent at all (recorded as FAILED), or null. */
   private refusal(email: ClaimedEmail): string | null {
     if (email.attempts > MAX_CLAIMS) return `gave up after ${MAX_CLAIMS} delivery attempts`;
-    if (!email.dkim) return `no verified domain for the from address ${email.fromEmail}: verify its domain to send from it`;
+    if (!email.dkim && !unsignedReason(this.config, domainOf(email.fromEmail))) {
+      return `no verified domain for the from address ${email.fromEmail}: verify its domain to send from it`;
+    }
     // Marketing mail queued before the contact unsubscribed (or was deleted) must not go out after it;
     // without a contact it could not carry the unsubscribe link it must have either.
     if (email.type === 'MARKETING' && email.contactSubscribed === false) return 'contact unsubscribed before delivery';

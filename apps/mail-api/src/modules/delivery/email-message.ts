@@ -1,6 +1,8 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type { SendMailOptions } from 'nodemailer';
 import type { ClaimedEmail } from './email-delivery.repository.js';
+import { htmlToText } from './html-text.js';
+import { UNSIGNED_HEADER } from './unsigned-delivery.js';
 
 /**
  * Headers a sender's custom `headers` may not set: the ones the pipeline owns (addresses, subject,
@@ -9,6 +11,7 @@ import type { ClaimedEmail } from './email-delivery.repository.js';
 const RESERVED_HEADERS = new Set([
   'from', 'to', 'cc', 'bcc', 'reply-to', 'sender', 'subject', 'date', 'message-id', 'dkim-signature',
   'list-unsubscribe', 'list-unsubscribe-post', 'content-type', 'content-transfer-encoding', 'mime-version',
+  UNSIGNED_HEADER.toLowerCase(),
 ]);
 
 /**
@@ -39,33 +42,6 @@ function dkimKey(pem: string): KeyObject {
   return key;
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-/**
- * A plain-text alternative of the HTML body: spam filters score HTML-only mail down, and text-only
- * clients show something readable. Deliberately simple: block tags become line breaks, links keep
- * their target, other tags go, entities are decoded.
- */
-export function htmlToText(html: string): string {
-  return html
-    .replace(/<(script|style|head)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<a\b[^>]*?href\s*=\s*["']([^"']+)["'][^>]*>([\s\S]*?)<\/a\s*>/gi, (_m, href: string, label: string) =>
-      label.replace(/<[^>]+>/g, '').trim() === href ? href : `${label} (${href})`,
-    )
-    .replace(/<br\s*\/?>/gi, '\n')
-    .replace(/<\/(p|div|h[1-6]|li|tr|table|blockquote|section|article)\s*>/gi, '\n\n')
-    .replace(/<li\b[^>]*>/gi, '- ')
-    .replace(/<[^>]+>/g, '')
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
-      if (e[0] !== '#') return ENTITIES[e.toLowerCase()] ?? m;
-      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : m;
-    })
-    .replace(/[ \t]+\n/g, '\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
-}
-
 function signingOptions(dkim: NonNullable<ClaimedEmail['dkim']>): NonNullable<SendMailOptions['dkim']> {
   // nodemailer hands the key to crypto's sign(), which takes a KeyObject; its typings only say string.
   const privateKey = dkimKey(dkim.privateKey) as unknown as string;
@@ -86,13 +62,15 @@ function customHeaders(headers: Record<string, unknown> | null): Record<string, 
 }
 
 /**
- * The nodemailer message of a claimed email, DKIM-signed with its verified from domain (the caller
- * checked there is one). The Message-ID is derived from the email id, so a second delivery of the
- * same email (the one window exactly-once cannot close: accepted by SMTP, killed before SENT was
- * committed) carries the same id and receivers can drop it as a duplicate.
+ * The nodemailer message of a claimed email, DKIM-signed with its verified from domain. Without one
+ * (allowed only for the development outbox, see unsigned-delivery.ts) it goes unsigned, with
+ * `unsignedReason` in the X-Mail-Api-Unsigned header. The Message-ID is derived from the email id,
+ * so a second delivery of the same email (the one window exactly-once cannot close: accepted by
+ * SMTP, killed before SENT was committed) carries the same id and receivers can drop it as a duplicate.
  */
-export function buildMessage(email: ClaimedEmail, unsubscribeUrl: string | null): SendMailOptions {
+export function buildMessage(email: ClaimedEmail, unsubscribeUrl: string | null, unsignedReason: string | null = null): SendMailOptions {
   const headers = customHeaders(email.headers);
+  if (!email.dkim && unsignedReason) headers[UNSIGNED_HEADER] = unsignedReason;
   if (unsubscribeUrl) {
     headers['List-Unsubscribe'] = `<${unsubscribeUrl}>`;
     headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';

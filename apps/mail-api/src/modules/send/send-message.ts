@@ -1,6 +1,8 @@
 import { isEmail } from 'class-validator';
 import type { FieldError, MailSendAttachment, MailSendRequest, MailTemplate, MailTemplateType } from '@app/contracts';
 import { MAX_EMAIL_LENGTH } from '../contacts/contacts.dto.js';
+import { UNSIGNED_HEADER } from '../delivery/unsigned-delivery.js';
+import { renderedSize } from '../templates/template-rendering.js';
 
 /** Recipients of one request; more is a bulk send (campaigns). */
 export const MAX_RECIPIENTS = 50;
@@ -9,6 +11,18 @@ export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
 export const MAX_NAME_LENGTH = 200;
 export const MAX_SUBJECT_LENGTH = 998;
 export const MAX_HEADERS = 50;
+/**
+ * The HTML body, as given and as rendered for each recipient: bytes of UTF-8, the unit of the
+ * message size (the same cap as a template's body). Bounds what one email costs the worker.
+ */
+export const MAX_BODY_BYTES = 512 * 1024;
+/** `data` serialized as JSON: what placeholders can draw from. */
+export const MAX_DATA_BYTES = 64 * 1024;
+/**
+ * The subject as rendered for each recipient, in characters like the subject as given (RFC 5322's
+ * 998-character line): `{{x}}` repeated must not turn a short template into megabytes of header.
+ */
+export const MAX_RENDERED_SUBJECT_LENGTH = MAX_SUBJECT_LENGTH;
 
 /**
  * Headers the service writes itself: a request setting one would break the message structure, its
@@ -17,7 +31,7 @@ export const MAX_HEADERS = 50;
 const RESERVED_HEADERS = new Set([
   'from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'sender', 'date', 'message-id', 'mime-version',
   'content-type', 'content-transfer-encoding', 'dkim-signature', 'list-unsubscribe', 'list-unsubscribe-post',
-  'return-path', 'received',
+  'return-path', 'received', UNSIGNED_HEADER.toLowerCase(),
 ]);
 /** RFC 5322 field name: printable ASCII except colon. */
 const HEADER_NAME = /^[!-9;-~]{1,76}$/;
@@ -145,4 +159,39 @@ export function resolveMessage(input: MailSendRequest, template: MailTemplate | 
     headers,
     attachments,
   };
+}
+
+/** A recipient and the variables their copy is rendered with. */
+export interface RecipientVariables {
+  email: string;
+  variables: Record<string, unknown>;
+}
+
+/**
+ * Placeholders multiply: 500 KB of `{{x}}` with a 60 KB `x` would be 6 GB per recipient. Every
+ * recipient's subject and body are measured before anything is rendered or written (renderedSize
+ * counts without building the text, and stops at the cap), and the first recipient over a cap is
+ * named in a 422.
+ */
+export function renderedSizeProblems(subject: string, body: string, recipients: RecipientVariables[]): FieldError[] {
+  const problems: FieldError[] = [];
+  const subjectOver = recipients.find(
+    (r) => renderedSize(subject, r.variables, { escapeHtml: false, unit: 'utf16', limit: MAX_RENDERED_SUBJECT_LENGTH }) > MAX_RENDERED_SUBJECT_LENGTH,
+  );
+  if (subjectOver) {
+    problems.push({
+      field: 'subject',
+      code: 'maxRenderedLength',
+      message: `subject must render to at most ${MAX_RENDERED_SUBJECT_LENGTH} characters; for ${subjectOver.email} it renders to more`,
+    });
+  }
+  const bodyOver = recipients.find((r) => renderedSize(body, r.variables, { escapeHtml: true, unit: 'utf8', limit: MAX_BODY_BYTES }) > MAX_BODY_BYTES);
+  if (bodyOver) {
+    problems.push({
+      field: 'body',
+      code: 'maxRenderedSize',
+      message: `body must render to at most ${MAX_BODY_BYTES} bytes (512 KB) of UTF-8; for ${bodyOver.email} it renders to more`,
+    });
+  }
+  return problems;
 }

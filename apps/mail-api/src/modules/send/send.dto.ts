@@ -18,7 +18,10 @@ import type { MailAddressInput, MailSendAttachment, MailSendResult } from '@app/
 import { trimString } from '../../core/http/pagination.js';
 import { HasNoNulCharacter } from '../../core/http/text-validators.js';
 import { MAX_EMAIL_LENGTH } from '../contacts/contacts.dto.js';
-import { MAX_ATTACHMENTS, MAX_HEADERS, MAX_NAME_LENGTH, MAX_RECIPIENTS, MAX_SUBJECT_LENGTH } from './send-message.js';
+import {
+  MAX_ATTACHMENTS, MAX_BODY_BYTES, MAX_DATA_BYTES, MAX_HEADERS, MAX_NAME_LENGTH, MAX_RECIPIENTS, MAX_RENDERED_SUBJECT_LENGTH, MAX_SUBJECT_LENGTH,
+} from './send-message.js';
+import { MaxJsonBytes, MaxUtf8Bytes } from './size-validators.js';
 
 const NO_LINE_BREAK = /^[^\r\n]*$/;
 const MIME_TYPE = /^[\w.+-]+\/[\w.+-]+$/;
@@ -57,7 +60,10 @@ export class SendEmailBody {
   @IsDefined()
   to: MailAddressInput | MailAddressInput[];
 
-  @ApiPropertyOptional({ maxLength: MAX_SUBJECT_LENGTH, description: 'Required unless the template gives one. `{{placeholders}}` are substituted.' })
+  @ApiPropertyOptional({
+    maxLength: MAX_SUBJECT_LENGTH,
+    description: `Required unless the template gives one. \`{{placeholders}}\` are substituted; rendered for each recipient it must stay within ${MAX_RENDERED_SUBJECT_LENGTH} characters (else 422 \`maxRenderedLength\`).`,
+  })
   @IsOptional()
   @IsString()
   @IsNotEmpty()
@@ -66,11 +72,15 @@ export class SendEmailBody {
   @HasNoNulCharacter()
   subject?: string;
 
-  @ApiPropertyOptional({ description: 'HTML. Required unless the template gives one. Substituted values are HTML-escaped.' })
+  @ApiPropertyOptional({
+    description:
+      'HTML, at most 512 KB of UTF-8. Required unless the template gives one. Substituted values are HTML-escaped; rendered ' +
+      'for each recipient (escaping included) it must stay within 512 KB too (else 422 `maxRenderedSize`).',
+  })
   @IsOptional()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(512 * 1024)
+  @MaxUtf8Bytes(MAX_BODY_BYTES, '512 KB')
   @HasNoNulCharacter()
   body?: string;
 
@@ -91,9 +101,16 @@ export class SendEmailBody {
   @IsUUID()
   template?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Template variables for `{{name}}`, `{{a.b}}` and `{{ name ?? fallback }}`; `{{email}}` and `{{unsubscribeUrl}}` are always set.' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'Template variables for `{{name}}`, `{{a.b}}` and `{{ name ?? fallback }}`; `{{email}}` and `{{unsubscribeUrl}}` are always set. ' +
+      'At most 64 KB as JSON (else 422 `maxSerializedSize`).',
+  })
   @IsOptional()
   @IsObject()
+  @MaxJsonBytes(MAX_DATA_BYTES, '64 KB')
   data?: Record<string, unknown>;
 
   @ApiPropertyOptional({ description: 'Subscription of the contacts this send creates (default false). Given, it also updates existing contacts.' })

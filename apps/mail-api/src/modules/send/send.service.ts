@@ -1,15 +1,17 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ErrorCode, MailEmailPriority, MailErrorCode, type FieldError, type MailSendResult } from '@app/contracts';
 import { DomainError } from '@app/service-kit';
+import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectContext } from '../../core/auth/project-context.js';
 import { EmailDeliveryQueue } from '../delivery/email-delivery.queue.js';
+import { unverifiedSendersAllowed } from '../delivery/unsigned-delivery.js';
 import { DomainsService } from '../domains/domains.service.js';
 import { renderTemplate } from '../templates/template-rendering.js';
 import { TemplatesService } from '../templates/templates.service.js';
 import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
-import { resolveMessage, type ResolvedMessage } from './send-message.js';
+import { renderedSizeProblems, resolveMessage, type ResolvedMessage } from './send-message.js';
 import type { SendEmailBody } from './send.dto.js';
 import { SendRepository, type EmailToInsert } from './send.repository.js';
 
@@ -24,9 +26,10 @@ function validationError(problems: FieldError[]): DomainError {
 
 /**
  * POST /v1/send: resolves the message (template overlay, sender domain), then in one transaction
- * takes the Idempotency-Key, upserts the recipients' contacts and writes one QUEUED email per
- * recipient; after commit the emails are queued for the worker. Postgres is the source of truth: if
- * the enqueue fails, the worker's requeue job picks the QUEUED rows up.
+ * takes the Idempotency-Key, upserts the recipients' contacts, checks every recipient's rendered
+ * size (the caps in send-message.ts) and writes one QUEUED email per recipient; after commit the
+ * emails are queued for the worker. Postgres is the source of truth: if the enqueue fails, the
+ * worker's requeue job picks the QUEUED rows up.
  */
 @Injectable()
 export class SendService {
@@ -39,6 +42,7 @@ export class SendService {
     private readonly domains: DomainsService,
     private readonly unsubscribeLinks: UnsubscribeLinks,
     private readonly deliveryQueue: EmailDeliveryQueue,
+    @Inject(MAIL_CONFIG) private readonly config: MailConfig,
   ) {}
 
   async send(project: ProjectContext, body: SendEmailBody, idempotencyKey: string | undefined): Promise<MailSendResult> {
@@ -49,7 +53,8 @@ export class SendService {
     const problems: FieldError[] = [];
     const message = resolveMessage(body, template, problems);
     if (!message) throw validationError(problems);
-    await this.domains.senderDomain(project, message.from.email);
+    // The development outbox takes any sender (unsigned, marked so by the worker): unsigned-delivery.ts.
+    if (!unverifiedSendersAllowed(this.config)) await this.domains.senderDomain(project, message.from.email);
 
     const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
     const outcome = await this.dataSource.transaction(async (tx) => {
@@ -79,18 +84,23 @@ export class SendService {
   private async write(tx: EntityManager, project: ProjectContext, message: ResolvedMessage, body: SendEmailBody) {
     const addresses = message.recipients.map((r) => r.email);
     const contactIds = await this.repository.upsertRecipients(tx, project.id, addresses, body.subscribed ?? null);
-    const sendRequestId = message.attachments.length > 0 ? await this.repository.insertSendRequest(tx, project.id, message.attachments) : null;
-    const emails: EmailToInsert[] = message.recipients.map((to) => {
+    const recipients = message.recipients.map((to) => {
       const contactId = contactIds.get(to.email.toLowerCase()) as string;
       const variables = { ...body.data, email: to.email, unsubscribeUrl: this.unsubscribeLinks.urlFor(project.id, contactId) };
-      return {
-        contactId,
-        to,
-        // A substituted value must not start a new header line.
-        subject: renderTemplate(message.subject, variables, { escapeHtml: false }).replace(/[\r\n]+/g, ' '),
-        html: renderTemplate(message.body, variables, { escapeHtml: true }),
-      };
+      return { to, contactId, email: to.email, variables };
     });
+    // Measured (the variables need the contact ids) before anything is rendered or stored; the refusal
+    // rolls the contacts and the Idempotency-Key back with the transaction.
+    const oversized = renderedSizeProblems(message.subject, message.body, recipients);
+    if (oversized.length > 0) throw validationError(oversized);
+    const sendRequestId = message.attachments.length > 0 ? await this.repository.insertSendRequest(tx, project.id, message.attachments) : null;
+    const emails: EmailToInsert[] = recipients.map(({ to, contactId, variables }) => ({
+      contactId,
+      to,
+      // A substituted value must not start a new header line.
+      subject: renderTemplate(message.subject, variables, { escapeHtml: false }).replace(/[\r\n]+/g, ' '),
+      html: renderTemplate(message.body, variables, { escapeHtml: true }),
+    }));
     const emailIds = await this.repository.insertEmails(tx, project.id, { ...message, sendRequestId }, emails);
     const result: MailSendResult = {
       emails: emails.map((e) => ({ contact: { id: e.contactId, email: e.to.email }, email: emailIds.get(e.to.email.toLowerCase()) as string })),

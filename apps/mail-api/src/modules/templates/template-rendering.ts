@@ -106,6 +106,49 @@ export function renderTemplate(source: string, variables: Record<string, unknown
   return parts.join('');
 }
 
+export interface SizeOptions extends RenderOptions {
+  /** `utf8`: bytes of UTF-8 (bodies); `utf16`: the string length, what `MaxLength` counts (subjects). */
+  unit: 'utf8' | 'utf16';
+  /** Counting stops as soon as the size passes this; the answer is then some size above it. */
+  limit: number;
+}
+
+/** What HTML escaping adds to `text`: each escape replaces one ASCII character (`&` → `&amp;`: 4 more). */
+function escapeGrowth(text: string): number {
+  let growth = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c === 38 || c === 39) growth += 4; // & → &amp;   ' → &#39;
+    else if (c === 60 || c === 62) growth += 3; // < → &lt;   > → &gt;
+    else if (c === 34) growth += 5; // " → &quot;
+  }
+  return growth;
+}
+
+/**
+ * The size of `renderTemplate(source, variables, options)` without building it, so a request whose
+ * placeholders multiply (500 KB of `{{x}}` with a 60 KB `x`: 6 GB) can be refused before anything is
+ * rendered. Linear in the source plus the values measured, which stop at the limit.
+ */
+export function renderedSize(source: string, variables: Record<string, unknown>, options: SizeOptions): number {
+  const measure = options.unit === 'utf8' ? (text: string) => Buffer.byteLength(text, 'utf8') : (text: string) => text.length;
+  let size = 0;
+  for (const token of tokenize(source)) {
+    if (token.kind === 'text') size += measure(token.text);
+    else if (token.kind !== 'placeholder') size += measure(token.raw);
+    else {
+      const value = lookupPath(variables, token.path);
+      if (value === undefined || value === null) size += measure(token.fallback ?? '');
+      else {
+        const text = valueToText(value);
+        size += measure(text) + (options.escapeHtml ? escapeGrowth(text) : 0);
+      }
+    }
+    if (size > options.limit) return size;
+  }
+  return size;
+}
+
 /** Shortened for messages: a 512 KB unclosed tail should not end up in an error body. */
 function excerpt(raw: string): string {
   return JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}...` : raw);
