@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import type { MailConfig } from '../src/config/mail-config.js';
 import { createMailHttpApp } from '../src/http-setup.js';
 import { generateKeyPair } from '../src/modules/projects/project-keys.js';
 import { ProjectsService } from '../src/modules/projects/projects.service.js';
@@ -18,6 +19,22 @@ async function withApp<T>(t: MailTestEnv, use: (ds: DataSource, projects: Projec
     return await use(app.get(DataSource), app.get(ProjectsService));
   } finally {
     await app.close();
+  }
+}
+
+/**
+ * Boots `count` API instances at once on one config, as replicas starting together (each runs the
+ * bootstrap in OnApplicationBootstrap), hands one of them to `use`, and closes them all.
+ */
+async function withReplicas<T>(config: MailConfig, count: number, use: (ds: DataSource) => Promise<T>): Promise<T> {
+  const created = await Promise.allSettled(Array.from({ length: count }, () => createMailHttpApp(config)));
+  const apps = created.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  try {
+    const started = await Promise.allSettled(apps.map((app) => app.init()));
+    for (const r of [...created, ...started]) if (r.status === 'rejected') throw r.reason;
+    return await use(apps[0].get(DataSource));
+  } finally {
+    await Promise.all(apps.map((app) => app.close()));
   }
 }
 
@@ -52,9 +69,12 @@ describe('mail bootstrap project', () => {
     });
   });
 
-  it('is idempotent across a restart and concurrent calls', async () => {
+  it('is idempotent across a restart, replicas starting together and concurrent calls', async () => {
+    // The state after a start; then the same keys start again, on three replicas at once.
+    const before = await withApp(t, (ds) => projectRows(ds));
+    expect(before).toHaveLength(1);
+    expect(await withReplicas(t.config, 3, (ds) => projectRows(ds))).toEqual(before);
     await withApp(t, async (ds, projects) => {
-      const before = await projectRows(ds);
       const results = await Promise.all(
         Array.from({ length: 5 }, () => projects.ensureBootstrapProject(KEYS.secretKey, KEYS.publicKey)),
       );
@@ -65,14 +85,21 @@ describe('mail bootstrap project', () => {
 
   it('concurrent first starts with new keys create the project exactly once', async () => {
     const keys = generateKeyPair();
+    // Four replicas starting together with keys no project has yet: each runs the bootstrap.
+    const rows = await withReplicas({ ...t.config, bootstrapKeys: keys }, 4, (ds) =>
+      ds.query(`SELECT name, public_key_hash FROM projects WHERE secret_key_hash = $1`, [sha256(keys.secretKey)]),
+    );
+    expect(rows).toEqual([{ name: 'Default', public_key_hash: sha256(keys.publicKey) }]);
+    // And the same race between calls inside one instance.
+    const more = generateKeyPair();
     await withApp(t, async (ds, projects) => {
       const results = await Promise.all(
-        Array.from({ length: 4 }, () => projects.ensureBootstrapProject(keys.secretKey, keys.publicKey)),
+        Array.from({ length: 4 }, () => projects.ensureBootstrapProject(more.secretKey, more.publicKey)),
       );
       expect(results.map((r) => r.created).sort()).toEqual([false, false, false, true]);
       expect(new Set(results.map((r) => r.projectId)).size).toBe(1);
       const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM projects WHERE secret_key_hash = $1`, [
-        sha256(keys.secretKey),
+        sha256(more.secretKey),
       ]);
       expect(count).toBe(1);
     });

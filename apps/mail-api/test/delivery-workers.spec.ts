@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { MailEmailPriority } from '@app/contracts';
+import { MailEmailPriority, MailQueue } from '@app/contracts';
+import { QueueService } from '@app/service-kit';
 import { EmailDeliveryQueue } from '../src/modules/delivery/email-delivery.queue.js';
 import { emailRows, insertEmails, insertVerifiedDomain, waitFor, waitForStatus } from './support/delivery-fixtures.js';
 import { createProject } from './support/mail-api-helpers.js';
@@ -13,7 +14,8 @@ const LOCK_SECONDS = 2;
 
 /**
  * The email pipeline across real worker processes (`node dist/worker.js`, built by `npm test`'s
- * build step): the deployment-wide rate limit, and a worker killed in the middle of a delivery.
+ * build step): the deployment-wide rate limit, a worker stopped with SIGTERM, and a worker killed in
+ * the middle of a delivery.
  */
 describe('email delivery across worker processes', () => {
   let t: MailTestApp;
@@ -82,6 +84,33 @@ describe('email delivery across worker processes', () => {
     expect(busiest(times, 1000 - 250)).toBeLessThanOrEqual(rate);
     // And over the whole run the rate holds: 30 emails at 5/s take at least 29 slots of 200 ms (less the spread).
     expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(((ids.length - 1) * 1000) / rate - 250);
+  }, 60_000);
+
+  it('SIGTERM with a send in flight: the worker finishes it before exiting, leaves no job active, and the next worker sends the rest once', async () => {
+    const a = await startWorker('A', {});
+    sink.delayNextData(3000); // A's first DATA answer is held: the send is in flight when the signal comes
+    const dataBefore = sink.stats.dataReceived;
+    const [first] = await queueEmails(1, 'in flight at SIGTERM');
+    await waitFor(() => (sink.stats.dataReceived > dataBefore ? true : null), 20_000, 'A to send the message data');
+    const backlog = await queueEmails(30, 'backlog at SIGTERM');
+    expect((await emailRows(db, [first]))[0]).toMatchObject({ status: 'SENDING', attempts: 1 });
+
+    const exit = await a.kill('SIGTERM');
+    // Nest's shutdown hook closes the app, then re-raises the signal; a failed shutdown would exit 1.
+    expect(exit).toEqual({ code: null, signal: 'SIGTERM' });
+    // Read at the moment of exit: the held send was finished, not abandoned (a plain kill leaves it SENDING).
+    expect((await emailRows(db, [first]))[0]).toMatchObject({ status: 'SENT', attempts: 1, error: null });
+    expect(sink.messagesFor([first])).toHaveLength(1);
+    // Whatever else A had started finished too: every email is sent or still queued, no job is left active.
+    const rows = await emailRows(db, backlog);
+    expect(rows.filter((r) => r.status !== 'SENT' && r.status !== 'QUEUED')).toEqual([]);
+    expect(rows.some((r) => r.status === 'QUEUED')).toBe(true);
+    expect(await t.app.get(QueueService).queue(MailQueue.Email).getJobCounts('active')).toEqual({ active: 0 });
+
+    await startWorker('B', {});
+    const after = await waitForStatus(db, backlog, ['SENT', 'FAILED'], 40_000);
+    expect(after.filter((r) => r.status !== 'SENT' || r.attempts !== 1)).toEqual([]);
+    expect(sink.messagesFor([first, ...backlog])).toHaveLength(31);
   }, 60_000);
 
   it('a worker killed during the SMTP transaction: another takes over after the lock and the email arrives once', async () => {

@@ -241,7 +241,7 @@ describe('mail /domains against a real DNS server', () => {
     expect((await get(later.id)).body.verifiedAt).toBe(verifiedAt);
   });
 
-  it('in the worker process, the recheck job runs from the real queue', async () => {
+  it('with the worker\'s modules (in process), the recheck job added to the real queue runs', async () => {
     const pending = status(await add('queued.example'), 201).body as MailDomain;
     publishRecords(dns, pending.records);
     const worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });

@@ -43,18 +43,26 @@ describe('mail BullMQ round trip through a real Redis', () => {
     expect(jobId).toBeDefined();
     const answer = await waitFor(() => redis.get(heartbeatKey(api.config.queuePrefix, probeId)), 10_000, 'the heartbeat answer');
     expect(JSON.parse(answer)).toMatchObject({ requestedAt, pid: process.pid });
-    const job = await api.app.get(QueueService).queue(MailQueue.Maintenance).getJob(jobId!);
-    expect(await job?.getState()).toBe('completed');
+    // The answer is written while the job runs; its completion is recorded just after.
+    const queue = api.app.get(QueueService).queue(MailQueue.Maintenance);
+    const job = await waitFor(async () => {
+      const j = await queue.getJob(jobId!);
+      return j?.finishedOn ? j : null;
+    }, 10_000, 'the job to finish');
+    expect(await job.getState()).toBe('completed');
+    expect(job.returnvalue).toEqual({ processedAt: expect.any(String) });
   });
 
   it('a job with an unknown name fails without retries', async () => {
     const queue = api.app.get(QueueService).queue(MailQueue.Maintenance);
     const job = await queue.add('no.such.job', {}, { attempts: 3 });
-    const state = await waitFor(async () => {
-      const s = await (await queue.getJob(job.id!))?.getState();
-      return s === 'failed' ? s : null;
-    }, 10_000, 'the job to fail');
-    expect(state).toBe('failed');
-    expect((await queue.getJob(job.id!))?.attemptsMade).toBe(1);
+    // Waits for the job to finish either way (a retried attempt is not finished), then checks how.
+    const finished = await waitFor(async () => {
+      const j = await queue.getJob(job.id!);
+      return j?.finishedOn ? j : null;
+    }, 10_000, 'the job to finish');
+    expect(await finished.getState()).toBe('failed');
+    expect(finished.failedReason).toBe(`no handler for job ${MailQueue.Maintenance}/no.such.job`);
+    expect(finished.attemptsMade).toBe(1);
   });
 });

@@ -136,14 +136,23 @@ describe('login, sessions and tokens', () => {
     await request(t.url).get('/auth/profile').set('Authorization', `Bearer ${token}`).expect(401);
   });
 
-  it('a session deleted behind the cache (another instance) stops working once invalidated', async () => {
+  it('a session deleted behind the cache stops working once another instance publishes the invalidation', async () => {
+    const { AccessCacheService } = await import('../src/core/auth/access-cache.service.js');
+    const { AuthCoreModule } = await import('../src/core/auth/auth-core.module.js');
+    const { ModuleRef } = await import('@nestjs/core');
+    const { waitFor } = await import('@app/service-kit/testing');
+    // Another instance's cache: its own entries, the same Redis. (Not a second Nest app in this process:
+    // passport keeps one global 'jwt' strategy, so closing a second app would break this one's auth.)
+    const otherCache = await t.app.select(AuthCoreModule).get(ModuleRef, { strict: true }).create(AccessCacheService);
+    expect(otherCache).not.toBe(t.app.get(AccessCacheService));
     const token = await login(t, user.email, user.password);
-    await request(t.url).get('/auth/profile').set('Authorization', `Bearer ${token}`).expect(200);
+    const profile = () => request(t.url).get('/auth/profile').set('Authorization', `Bearer ${token}`);
+    await profile().expect(200);
     const { sid } = jwt.decode(token) as { sid: string };
     await t.app.get(DataSource).query('DELETE FROM sessions WHERE id = $1', [sid]);
-    const { AccessCacheService } = await import('../src/core/auth/access-cache.service.js');
-    await t.app.get(AccessCacheService).invalidateSessions([sid]);
-    await request(t.url).get('/auth/profile').set('Authorization', `Bearer ${token}`).expect(401);
+    await profile().expect(200); // still served from this instance's cache
+    await otherCache.invalidateSessions([sid]); // reaches this instance only through Redis pub/sub
+    await waitFor(async () => ((await profile()).status === 401 ? true : null), 5_000, 'the invalidation to reach this instance');
   });
 
   it('POST /auth/session/refresh: 200 {ok, accessToken, expiresIn}, 400 missing, 401 invalid', async () => {
@@ -207,8 +216,8 @@ describe('login, sessions and tokens', () => {
     await request(t.url).put('/auth/profile').set(auth).send({}).expect(400);
     await request(t.url).put('/auth/profile').set(auth).send({ email: 'nope' }).expect(400);
     await request(t.url).put('/auth/profile').set(auth).send({ password: 'short' }).expect(400);
-    await request(t.url).put('/auth/profile').set(auth).send({ email: other.email }).expect(400, { error: 'email already in use' });
-    const res = await request(t.url).put('/auth/profile').set(auth).send({ email: 'New.Me@example.com', password: 'brand-new-pass' }).expect(200);
+    await request(t.url).put('/auth/profile').set(auth).send({ email: other.email, currentPassword: me.password }).expect(400, { error: 'email already in use' });
+    const res = await request(t.url).put('/auth/profile').set(auth).send({ email: 'New.Me@example.com', password: 'brand-new-pass', currentPassword: me.password }).expect(200);
     expect(res.body).toEqual({ ok: true, email: 'new.me@example.com' });
     await login(t, 'new.me@example.com', 'brand-new-pass');
     await request(t.url).put('/auth/profile').send({ email: 'x@example.com' }).expect(401);

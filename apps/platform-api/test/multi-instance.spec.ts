@@ -1,26 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { listen } from '@app/service-kit';
-import { createPlatformHttpApp } from '../src/http-setup.js';
 import { Factories, login } from './support/factories.js';
+import { processEnv, startApiProcess, type ApiProcess } from './support/app-process.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
 
-/** Two API instances on one database and one Redis, as two replicas behind a load balancer. */
+/**
+ * Two API instances on one database and one Redis, as two replicas behind a load balancer: A in this
+ * process, B the compiled API (`node dist/main.js`) in its own, so nothing in memory is shared.
+ */
 describe('caches across instances', () => {
   let a: PlatformTestApp;
-  let b: NestExpressApplication;
+  let b: ApiProcess;
   let bUrl: string;
   let f: Factories;
   beforeAll(async () => {
     a = await startPlatformApp();
-    b = await createPlatformHttpApp(a.config);
-    bUrl = await listen(b, 0, '127.0.0.1');
+    b = await startApiProcess('B', processEnv(a.config));
+    await b.ready;
+    bUrl = b.url;
     f = Factories.of(a);
-  });
+  }, 30_000);
   afterAll(async () => {
-    await b.close();
-    await a.close();
+    await b?.kill('SIGTERM');
+    await a?.close();
   });
 
   it('a logout on instance A revokes the token on instance B, which had it cached', async () => {

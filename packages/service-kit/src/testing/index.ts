@@ -2,3 +2,4 @@ export * from './test-database.js';
 export * from './redis-server.js';
 export * from './wait-for.js';
 export * from './app-under-test.js';
+export * from './node-process.js';

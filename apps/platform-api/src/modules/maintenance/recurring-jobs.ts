@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { PlatformMaintenanceJob, PlatformQueue } from '@app/contracts';
 import { QueueService } from '@app/service-kit';
 
+/** How often the purge of expired rows runs (ms). */
+export const PURGE_EXPIRED_EVERY_MS = 3600_000;
+
 /**
  * The worker's repeatable jobs. Job schedulers are upserted by id, so every worker process can call
  * this at start: N workers still make one schedule.
@@ -10,10 +13,11 @@ import { QueueService } from '@app/service-kit';
 export class RecurringJobs {
   constructor(private readonly queues: QueueService) {}
 
-  async schedule(): Promise<void> {
+  /** `purgeExpiredEveryMs` exists for tests, which cannot wait an hour for the second run. */
+  async schedule({ purgeExpiredEveryMs = PURGE_EXPIRED_EVERY_MS }: { purgeExpiredEveryMs?: number } = {}): Promise<void> {
     const name = PlatformMaintenanceJob.PurgeExpired;
     await this.queues
       .queue(PlatformQueue.Maintenance)
-      .upsertJobScheduler(name, { every: 3600_000 }, { name, opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } } });
+      .upsertJobScheduler(name, { every: purgeExpiredEveryMs }, { name, opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } } });
   }
 }
