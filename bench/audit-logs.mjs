@@ -29,7 +29,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { APPS, REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
+import {
+  APPS,
+  REPO_ROOT,
+  describeExit,
+  entryPoint,
+  missingEntryPoints,
+  spawnNode,
+  stopProcesses,
+  withDatabase,
+} from '../scripts/lib/apps.mjs';
 import { freePort, httpOk, redactUrl, redisPing, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
 import { fail, withPgClient, runBenchScript } from './lib/run-script.mjs';
 
@@ -162,7 +171,8 @@ async function cannon(options) {
   return summary(await autocannon({ connections: CONNECTIONS, duration: DURATION, ...warmup, ...options }));
 }
 
-const get = (url, requestPath, token) => cannon({ url: `${url}${requestPath}`, headers: token ? { authorization: `Bearer ${token}` } : {} });
+const get = (url, requestPath, token) =>
+  cannon({ url: `${url}${requestPath}`, headers: token ? { authorization: `Bearer ${token}` } : {} });
 
 /** PUT renames spread over `roleIds` (one per connection), a unique name per request. */
 function putRenames(url, requestPath, token, roleIds, tag) {
@@ -225,7 +235,8 @@ async function alternate(a, b, rate) {
 /** 3a: both updates over HTTP against the same server. */
 async function httpRoleUpdates(url, adminToken) {
   const roleIds = [];
-  for (let i = 0; i < CONNECTIONS; i++) roleIds.push((await call(url, 'POST', '/auth/roles', { token: adminToken, body: { name: `bench-http-${i}` } })).id);
+  for (let i = 0; i < CONNECTIONS; i++)
+    roleIds.push((await call(url, 'POST', '/auth/roles', { token: adminToken, body: { name: `bench-http-${i}` } })).id);
   let round = 0;
   const { a: direct, b: bus } = await alternate(
     () => putRenames(url, '/bench/direct-role-update', adminToken, roleIds, `direct-${round++}`),
@@ -250,7 +261,9 @@ async function inProcessRoleUpdates(env, adminId, tenantId) {
   const { AccessCacheService } = await load('core/auth/access-cache.service.js');
   const { EventBus } = await load('core/events/event-bus.service.js');
 
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(loadPlatformConfig({ ...env, LOG_LEVEL: 'error' })), { logger: false });
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(loadPlatformConfig({ ...env, LOG_LEVEL: 'error' })), {
+    logger: false,
+  });
   await app.init();
   try {
     const roles = app.get(RolesService);
@@ -259,11 +272,18 @@ async function inProcessRoleUpdates(env, adminId, tenantId) {
     const events = app.get(EventBus);
     const ds = app.get(DataSource);
     const auth = new AuthContext(adminId, tenantId, null, randomUUID(), {
-      isSuperAdmin: true, features: ['*'], organizations: null, roleIds: [], roleNames: [], hasCustomAcl: false,
+      isSuperAdmin: true,
+      features: ['*'],
+      organizations: null,
+      roleIds: [],
+      roleNames: [],
+      hasCustomAcl: false,
     });
     const roleIds = [];
     for (let w = 0; w < CONNECTIONS; w++) {
-      roleIds.push((await ds.query('INSERT INTO roles (tenant_id, name) VALUES ($1, $2) RETURNING id', [tenantId, `bench-inproc-${w}`]))[0].id);
+      roleIds.push(
+        (await ds.query('INSERT INTO roles (tenant_id, name) VALUES ($1, $2) RETURNING id', [tenantId, `bench-inproc-${w}`]))[0].id,
+      );
     }
     let round = 0;
     const name = (w, i) => `inproc-${round}-${w}-${i}`;
@@ -291,7 +311,9 @@ async function inProcessRoleUpdates(env, adminId, tenantId) {
 async function bareSqlUpdates(roleIds) {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS });
   try {
-    return await measureLoop((w, i) => pool.query('UPDATE roles SET name = $2, updated_at = now() WHERE id = $1', [roleIds[w % roleIds.length], `sql-${w}-${i}`]));
+    return await measureLoop((w, i) =>
+      pool.query('UPDATE roles SET name = $2, updated_at = now() WHERE id = $1', [roleIds[w % roleIds.length], `sql-${w}-${i}`]),
+    );
   } finally {
     await pool.end();
   }
@@ -321,7 +343,9 @@ async function main() {
   const viewer = await selfViewer(url, adminToken);
   console.log(`bench: seeding ${ROWS} action log entries`);
   const { tenantId, insertMs } = await seed(adminId, viewer.id);
-  console.log(`bench: seeded in ${insertMs} ms; ${CONNECTIONS} connections, ${DURATION} s per measurement (+${WARMUP} s warm-up), ${ROUNDS} rounds for comparisons`);
+  console.log(
+    `bench: seeded in ${insertMs} ms; ${CONNECTIONS} connections, ${DURATION} s per measurement (+${WARMUP} s warm-up), ${ROUNDS} rounds for comparisons`,
+  );
 
   const plans = await explainDeepPages(tenantId);
   for (const { page, plan } of plans) console.log(`bench: EXPLAIN of the id selection, ${page}:\n  ${plan.join('\n  ')}`);
@@ -340,11 +364,27 @@ async function main() {
   };
   const healthz = record('GET /healthz', await get(url, '/healthz'));
   const half = Math.ceil(DEEP_PAGE / 2);
-  record(`actions page=1 pageSize=${PAGE_SIZE} (tenant viewer)`, await get(url, list(`pageSize=${PAGE_SIZE}`), adminToken), healthz.reqPerSec);
+  record(
+    `actions page=1 pageSize=${PAGE_SIZE} (tenant viewer)`,
+    await get(url, list(`pageSize=${PAGE_SIZE}`), adminToken),
+    healthz.reqPerSec,
+  );
   record(`actions page=${DEEP_PAGE} pageSize=${PAGE_SIZE} (tenant viewer)`, await get(url, deep, adminToken), healthz.reqPerSec);
-  record(`actions page=${half} pageSize=${PAGE_SIZE} (tenant viewer, middle)`, await get(url, list(`page=${half}&pageSize=${PAGE_SIZE}`), adminToken), healthz.reqPerSec);
-  record(`actions page=${DEEP_PAGE} pageSize=${PAGE_SIZE} includeTotal=false`, await get(url, `${deep}&includeTotal=false`, adminToken), healthz.reqPerSec);
-  record(`actions page=${half} pageSize=${PAGE_SIZE} (self viewer, last of ${ROWS / 2})`, await get(url, list(`page=${half}&pageSize=${PAGE_SIZE}`), viewer.token), healthz.reqPerSec);
+  record(
+    `actions page=${half} pageSize=${PAGE_SIZE} (tenant viewer, middle)`,
+    await get(url, list(`page=${half}&pageSize=${PAGE_SIZE}`), adminToken),
+    healthz.reqPerSec,
+  );
+  record(
+    `actions page=${DEEP_PAGE} pageSize=${PAGE_SIZE} includeTotal=false`,
+    await get(url, `${deep}&includeTotal=false`, adminToken),
+    healthz.reqPerSec,
+  );
+  record(
+    `actions page=${half} pageSize=${PAGE_SIZE} (self viewer, last of ${ROWS / 2})`,
+    await get(url, list(`page=${half}&pageSize=${PAGE_SIZE}`), viewer.token),
+    healthz.reqPerSec,
+  );
 
   console.log('bench: role updates over HTTP, command bus vs direct');
   const overHttp = await httpRoleUpdates(url, adminToken);
@@ -354,7 +394,10 @@ async function main() {
   const bareSql = await bareSqlUpdates(overHttp.roleIds);
 
   const cost = (r) => Math.round((1 - r.bus.median / r.direct.median) * 1000) / 10;
-  printTable(['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'ratio to /healthz'], reads.map((r) => [r.name, r.reqPerSec, r.p50Ms, r.p99Ms, r.non2xx, r.ratioToHealthz.toFixed(2)]));
+  printTable(
+    ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'ratio to /healthz'],
+    reads.map((r) => [r.name, r.reqPerSec, r.p50Ms, r.p99Ms, r.non2xx, r.ratioToHealthz.toFixed(2)]),
+  );
   const runs = (r) => r.runs.map((x) => x.reqPerSec ?? x.opsPerSec).join(' / ');
   const failed = (r) => r.runs.reduce((n, x) => n + (x.non2xx ?? 0) + (x.errors ?? 0) + (x.timeouts ?? 0) + (x.failed ?? 0), 0);
   printTable(
@@ -363,21 +406,43 @@ async function main() {
       ['HTTP: PUT /bench/direct-role-update (no bus)', overHttp.direct.median, runs(overHttp.direct), failed(overHttp.direct), ''],
       ['HTTP: PUT /auth/roles (command bus)', overHttp.bus.median, runs(overHttp.bus), failed(overHttp.bus), `${cost(overHttp)}%`],
       ['in process: direct write', inProcess.direct.median, runs(inProcess.direct), failed(inProcess.direct), ''],
-      ['in process: RolesService.update (command bus)', inProcess.bus.median, runs(inProcess.bus), failed(inProcess.bus), `${cost(inProcess)}%`],
+      [
+        'in process: RolesService.update (command bus)',
+        inProcess.bus.median,
+        runs(inProcess.bus),
+        failed(inProcess.bus),
+        `${cost(inProcess)}%`,
+      ],
       ['context: bare pg UPDATE roles loop', bareSql.opsPerSec, '', bareSql.failed, ''],
     ],
   );
-  console.log(`\nthe action log costs ${cost(overHttp)}% of role update throughput end to end (target <= 25%), ${cost(inProcess)}% of the bare write path;`);
-  console.log(`PUT /auth/roles runs at ${(overHttp.bus.median / bareSql.opsPerSec).toFixed(2)} x the bare UPDATE loop (HTTP, auth, validation and the bus together)`);
+  console.log(
+    `\nthe action log costs ${cost(overHttp)}% of role update throughput end to end (target <= 25%), ${cost(inProcess)}% of the bare write path;`,
+  );
+  console.log(
+    `PUT /auth/roles runs at ${(overHttp.bus.median / bareSql.opsPerSec).toFixed(2)} x the bare UPDATE loop (HTTP, auth, validation and the bus together)`,
+  );
 
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
   const report = {
     generatedAt: new Date().toISOString(),
     machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverage: os.loadavg() },
-    settings: { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP, rounds: ROUNDS, rows: ROWS, seedInsertMs: insertMs },
+    settings: {
+      connections: CONNECTIONS,
+      durationSeconds: DURATION,
+      warmupSeconds: WARMUP,
+      rounds: ROUNDS,
+      rows: ROWS,
+      seedInsertMs: insertMs,
+    },
     reads,
     deepPagePlans: plans,
-    roleUpdates: { overHttp: { direct: overHttp.direct, bus: overHttp.bus }, inProcess, bareSql, logCostPercent: { overHttp: cost(overHttp), inProcess: cost(inProcess) } },
+    roleUpdates: {
+      overHttp: { direct: overHttp.direct, bus: overHttp.bus },
+      inProcess,
+      bareSql,
+      logCostPercent: { overHttp: cost(overHttp), inProcess: cost(inProcess) },
+    },
   };
   writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE)}`);

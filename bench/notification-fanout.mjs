@@ -12,7 +12,14 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import {
-  APPS, REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase,
+  APPS,
+  REPO_ROOT,
+  describeExit,
+  entryPoint,
+  missingEntryPoints,
+  spawnNode,
+  stopProcesses,
+  withDatabase,
 } from '../scripts/lib/apps.mjs';
 import { freePort, httpOk, redactUrl, redisPing, sleep, waitUntil } from '../scripts/lib/probes.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
@@ -75,7 +82,9 @@ async function seed(db, adminEmail) {
     [admin.tenant_id, admin.organization_id, role.id, USERS],
   );
   await db.query('ANALYZE users; ANALYZE user_roles');
-  const members = (await db.query('SELECT user_id FROM user_roles WHERE role_id = $1 ORDER BY user_id', [role.id])).rows.map((r) => r.user_id);
+  const members = (await db.query('SELECT user_id FROM user_roles WHERE role_id = $1 ORDER BY user_id', [role.id])).rows.map(
+    (r) => r.user_id,
+  );
   return { tenantId: admin.tenant_id, organizationId: admin.organization_id, roleId: role.id, members };
 }
 
@@ -92,7 +101,13 @@ async function timeFanOut(url, token, db, roleId) {
   const res = await fetch(`${url}/notifications/role`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'bench.fanout', severity: 'info', title: 'Fan-out benchmark', body: 'One notification to a role', roleId }),
+    body: JSON.stringify({
+      type: 'bench.fanout',
+      severity: 'info',
+      title: 'Fan-out benchmark',
+      body: 'One notification to a role',
+      roleId,
+    }),
   });
   const answered = performance.now();
   const body = await res.json();
@@ -109,7 +124,9 @@ async function timeFanOut(url, token, db, roleId) {
 /** The same rows as one plain multi-row INSERT ... VALUES (one parameter per row: the recipient). */
 async function timePlainInsert(db, seeded) {
   const batchId = randomUUID();
-  const values = seeded.members.map((_, i) => `($1, $2, $${i + 4}, $3, 'bench.fanout', 'Fan-out benchmark', 'One notification to a role', 'info')`);
+  const values = seeded.members.map(
+    (_, i) => `($1, $2, $${i + 4}, $3, 'bench.fanout', 'Fan-out benchmark', 'One notification to a role', 'info')`,
+  );
   const sql = `INSERT INTO notifications (tenant_id, organization_id, recipient_user_id, batch_id, type, title, body, severity) VALUES ${values.join(', ')}`;
   const started = performance.now();
   await db.query(sql, [seeded.tenantId, seeded.organizationId, batchId, ...seeded.members]);
@@ -208,7 +225,10 @@ let cleaning;
 function cleanup() {
   cleaning ??= (async () => {
     await stopProcesses(children, 10_000);
-    if (databaseUrl) await adminQuery(`DROP DATABASE IF EXISTS "${databaseName()}" WITH (FORCE)`).catch((err) => console.error(`could not drop ${redactUrl(databaseUrl)}: ${err.message}`));
+    if (databaseUrl)
+      await adminQuery(`DROP DATABASE IF EXISTS "${databaseName()}" WITH (FORCE)`).catch((err) =>
+        console.error(`could not drop ${redactUrl(databaseUrl)}: ${err.message}`),
+      );
     if (redisUrl) await deleteRedisKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
   })();
   return cleaning;

@@ -12,7 +12,15 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import {
-  APPS, REPO_ROOT, describeExit, entryPoint, missingEntryPoints, parseAppList, spawnNode, stopProcesses, withDatabase,
+  APPS,
+  REPO_ROOT,
+  describeExit,
+  entryPoint,
+  missingEntryPoints,
+  parseAppList,
+  spawnNode,
+  stopProcesses,
+  withDatabase,
 } from '../scripts/lib/apps.mjs';
 import { freePort, httpOk, redactUrl, redisPing, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
@@ -55,7 +63,10 @@ const SCENARIOS = [
     path: '/auth/login',
     setup: async (ctx) => ({
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ email: ctx.credentials.platformAdmin.email, password: ctx.credentials.platformAdmin.password }).toString(),
+      body: new URLSearchParams({
+        email: ctx.credentials.platformAdmin.email,
+        password: ctx.credentials.platformAdmin.password,
+      }).toString(),
     }),
     perRequestHeaders: () => ({ 'x-forwarded-for': `10.${rnd()}.${rnd()}.${rnd()}` }),
   },
@@ -76,10 +87,17 @@ const SCENARIOS = [
     name: 'POST /v1/track (existing contact)',
     method: 'POST',
     path: '/v1/track',
-    body: { email: 'bench-existing@example.com', event: 'page-viewed', data: { plan: 'pro', path: { value: '/pricing', persistent: false } } },
+    body: {
+      email: 'bench-existing@example.com',
+      event: 'page-viewed',
+      data: { plan: 'pro', path: { value: '/pricing', persistent: false } },
+    },
     setup: async (ctx) => {
       const headers = await ctx.mailAuthHeaders();
-      const res = await ctx.request('mail', 'POST', '/contacts', { headers, body: { email: 'bench-existing@example.com', data: { plan: 'pro' } } });
+      const res = await ctx.request('mail', 'POST', '/contacts', {
+        headers,
+        body: { email: 'bench-existing@example.com', data: { plan: 'pro' } },
+      });
       if (res.status !== 201 && res.status !== 200) throw new Error(`mail contact setup failed: ${res.status} ${res.text.slice(0, 200)}`);
       return { headers };
     },
@@ -143,7 +161,8 @@ const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'results', 'latest.json');
 
 function positiveNumber(name, fallback, { allowZero = false } = {}) {
   const value = Number(process.env[name] ?? fallback);
-  if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero)) fail(`${name} must be a positive number (got "${process.env[name]}")`);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero))
+    fail(`${name} must be a positive number (got "${process.env[name]}")`);
   return value;
 }
 
@@ -160,6 +179,9 @@ async function startApis(apps, credentials) {
   const env = {
     ...process.env,
     LOG_LEVEL: 'warn',
+    // autocannon on loopback stands in for the proxy in front of the APIs, so the login scenario's
+    // X-Forwarded-For gives each request its own client address.
+    TRUST_PROXY: '127.0.0.1,::1',
     REDIS_URL: redisUrl,
     QUEUE_PREFIX,
     // The per-project API limit (1000/min) would turn a load test into a count of 429s.
@@ -322,7 +344,11 @@ function printTable(rows) {
 
 function gitCommit() {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return null;
   }
@@ -337,14 +363,17 @@ async function checkInfrastructure(apps) {
     }
   }
   redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message}): start it or set REDIS_URL`));
+  await redisPing(redisUrl).catch((err) =>
+    fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message}): start it or set REDIS_URL`),
+  );
 }
 
 let cleaning;
 function cleanup() {
   cleaning ??= (async () => {
     await stopProcesses(children, 10_000);
-    for (const url of benchDatabases) await dropDatabase(url).catch((err) => console.error(`could not drop ${redactUrl(url)}: ${err.message}`));
+    for (const url of benchDatabases)
+      await dropDatabase(url).catch((err) => console.error(`could not drop ${redactUrl(url)}: ${err.message}`));
     if (redisUrl) await deleteBenchKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
   })();
   return cleaning;

@@ -16,7 +16,15 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import {
-  APPS, REPO_ROOT, describeExit, entryPoint, labelled, missingEntryPoints, parseAppList, spawnNode, stopProcesses,
+  APPS,
+  REPO_ROOT,
+  describeExit,
+  entryPoint,
+  labelled,
+  missingEntryPoints,
+  parseAppList,
+  spawnNode,
+  stopProcesses,
 } from './lib/apps.mjs';
 import { loadOrCreateDevCredentials } from './lib/dev-credentials.mjs';
 import { startEmbeddedPostgres, startRedisServer } from './lib/local-infra.mjs';
@@ -47,7 +55,10 @@ function build(apps) {
   const filters = apps.length < Object.keys(APPS).length ? apps.map((app) => `--filter=${path.basename(APPS[app].dir)}`) : [];
   const args = ['turbo', 'run', 'build', ...filters];
   const result = spawnSync('npx', args, { cwd: REPO_ROOT, stdio: 'inherit' });
-  if (result.status !== 0) throw new Fatal(`Build failed (npx ${args.join(' ')} ${describeExit({ code: result.status, signal: result.signal, error: result.error })}); see the errors above.`);
+  if (result.status !== 0)
+    throw new Fatal(
+      `Build failed (npx ${args.join(' ')} ${describeExit({ code: result.status, signal: result.signal, error: result.error })}); see the errors above.`,
+    );
 }
 
 async function ensurePostgres(apps, pgPort) {
@@ -68,7 +79,9 @@ async function ensurePostgres(apps, pgPort) {
     const postgres = await startEmbeddedPostgres({ port: pgPort, dataDir: DATA_DIR, log: labelled('postgres') });
     infra.push(postgres.stop);
   } catch (err) {
-    throw new Fatal(`Postgres is not reachable at 127.0.0.1:${pgPort} and the embedded Postgres could not start: ${err.message}. Install PostgreSQL or set ${variables.join(' and ')}.`);
+    throw new Fatal(
+      `Postgres is not reachable at 127.0.0.1:${pgPort} and the embedded Postgres could not start: ${err.message}. Install PostgreSQL or set ${variables.join(' and ')}.`,
+    );
   }
 }
 
@@ -80,7 +93,9 @@ async function ensureRedis(redisPort) {
   const shown = redactUrl(url);
   if (!isLoopback(hostname)) throw new Fatal(`Redis is not reachable at ${shown}: start it or fix REDIS_URL.`);
   if (!onPath('redis-server')) {
-    throw new Fatal(`Redis is not reachable at ${shown} and no redis-server is on PATH: install Redis (apt-get install redis-server) or set REDIS_URL.`);
+    throw new Fatal(
+      `Redis is not reachable at ${shown} and no redis-server is on PATH: install Redis (apt-get install redis-server) or set REDIS_URL.`,
+    );
   }
   if (await tcpAccepts(hostname, Number(port || 6379))) {
     throw new Fatal(`Something listens at ${shown} but does not answer a Redis PING (wrong password?): stop it or fix REDIS_URL.`);
@@ -117,7 +132,11 @@ function applyDevCredentials(apps, ports) {
   if (usePlatform || useMail) {
     const { credentials, created } = loadOrCreateDevCredentials(CREDENTIALS_FILE);
     const { platformAdmin, mail } = credentials;
-    if (usePlatform) Object.assign(env, { PLATFORM_BOOTSTRAP_ADMIN_EMAIL: platformAdmin.email, PLATFORM_BOOTSTRAP_ADMIN_PASSWORD: platformAdmin.password });
+    if (usePlatform)
+      Object.assign(env, {
+        PLATFORM_BOOTSTRAP_ADMIN_EMAIL: platformAdmin.email,
+        PLATFORM_BOOTSTRAP_ADMIN_PASSWORD: platformAdmin.password,
+      });
     if (useMail) Object.assign(env, { MAIL_BOOTSTRAP_SECRET_KEY: mail.secretKey, MAIL_BOOTSTRAP_PUBLIC_KEY: mail.publicKey });
     if (created) {
       lines.push('Dev credentials (shown once; kept in .data/dev-credentials.json):');
@@ -139,7 +158,8 @@ async function migrate(app) {
   const migration = spawnNode(`${app}-migrate`, entryPoint(app, 'migrate'), env);
   children.push(migration);
   const result = await migration.exited;
-  if (result.code !== 0 && !stopping) throw new Fatal(`${app} migrations failed: ${entryPoint(app, 'migrate')} ${describeExit(result)} (output above).`);
+  if (result.code !== 0 && !stopping)
+    throw new Fatal(`${app} migrations failed: ${entryPoint(app, 'migrate')} ${describeExit(result)} (output above).`);
 }
 
 const RESTART_BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000];

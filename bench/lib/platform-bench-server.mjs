@@ -41,19 +41,26 @@ class DirectRoleUpdateController {
       return found;
     });
     await this.cache.invalidateAcls();
-    await this.events.emit({ id: 'auth.role.updated', tenantId: auth.tenantId, organizationId: auth.organizationId, payload: { id: role.id } }).catch(() => undefined);
+    await this.events
+      .emit({ id: 'auth.role.updated', tenantId: auth.tenantId, organizationId: auth.organizationId, payload: { id: role.id } })
+      .catch(() => undefined);
     return { ok: true };
   }
 }
 
 // Decorators applied by hand (plain JavaScript), with the metadata TypeScript would emit.
-Reflect.defineMetadata('design:paramtypes', [DataSource, RolesRepository, AclsRepository, AccessCacheService, EventBus], DirectRoleUpdateController);
+Reflect.defineMetadata(
+  'design:paramtypes',
+  [DataSource, RolesRepository, AclsRepository, AccessCacheService, EventBus],
+  DirectRoleUpdateController,
+);
 const proto = DirectRoleUpdateController.prototype;
 Reflect.defineMetadata('design:paramtypes', [Object, UpdateRoleDto], proto, 'update');
 CurrentAuth()(proto, 'update', 0);
 Body()(proto, 'update', 1);
 const descriptor = Object.getOwnPropertyDescriptor(proto, 'update');
-for (const decorate of [Put('direct-role-update'), HttpCode(200), RequireFeatures('auth.roles.manage')]) decorate(proto, 'update', descriptor);
+for (const decorate of [Put('direct-role-update'), HttpCode(200), RequireFeatures('auth.roles.manage')])
+  decorate(proto, 'update', descriptor);
 Controller('bench')(DirectRoleUpdateController);
 
 class BenchModule {}

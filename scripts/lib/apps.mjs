@@ -11,7 +11,13 @@ export const REPO_ROOT = path.resolve(fileURLToPath(new URL('../..', import.meta
 
 /** decisions.md "Operator contract": ports, database env names and default database names. */
 export const APPS = {
-  platform: { dir: 'apps/platform-api', portVar: 'PLATFORM_PORT', defaultPort: 3000, databaseVar: 'PLATFORM_DATABASE_URL', database: 'platform' },
+  platform: {
+    dir: 'apps/platform-api',
+    portVar: 'PLATFORM_PORT',
+    defaultPort: 3000,
+    databaseVar: 'PLATFORM_DATABASE_URL',
+    database: 'platform',
+  },
   mail: { dir: 'apps/mail-api', portVar: 'MAIL_PORT', defaultPort: 3001, databaseVar: 'MAIL_DATABASE_URL', database: 'mail' },
 };
 
@@ -24,14 +30,18 @@ export function entryPoint(app, kind) {
 
 /** Repo-relative paths of the entry points that are not built. */
 export function missingEntryPoints(apps, kinds) {
-  return apps.flatMap((app) => kinds.map((kind) => entryPoint(app, kind)))
+  return apps
+    .flatMap((app) => kinds.map((kind) => entryPoint(app, kind)))
     .filter((file) => !existsSync(file))
     .map((file) => path.relative(REPO_ROOT, file));
 }
 
 /** Parses a comma-separated app list such as `platform,mail` (the START_APPS / BENCH_APPS knobs). */
 export function parseAppList(value, variable) {
-  const apps = (value ?? 'platform,mail').split(',').map((s) => s.trim()).filter(Boolean);
+  const apps = (value ?? 'platform,mail')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = apps.filter((app) => !(app in APPS));
   if (unknown.length || !apps.length) {
     throw new Error(`${variable} must list apps among: ${Object.keys(APPS).join(', ')} (got "${value}")`);

@@ -15,8 +15,13 @@ function generate() {
 }
 
 function isValid(c) {
-  return typeof c?.platformAdmin?.email === 'string' && typeof c.platformAdmin.password === 'string'
-    && c.platformAdmin.password.length >= 8 && SECRET_KEY.test(c.mail?.secretKey) && PUBLIC_KEY.test(c.mail?.publicKey);
+  return (
+    typeof c?.platformAdmin?.email === 'string' &&
+    typeof c.platformAdmin.password === 'string' &&
+    c.platformAdmin.password.length >= 8 &&
+    SECRET_KEY.test(c.mail?.secretKey) &&
+    PUBLIC_KEY.test(c.mail?.publicKey)
+  );
 }
 
 /** Reads the file, or creates it (mode 0600) on first use. Returns { credentials, created }. */

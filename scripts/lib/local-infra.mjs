@@ -12,7 +12,11 @@ import { redisAnswers, sleep, waitUntil } from './probes.mjs';
 const PG_SERVER = fileURLToPath(new URL('./embedded-postgres-server.mjs', import.meta.url));
 
 function oneLine(text) {
-  const line = String(text ?? '').split('\n').map((s) => s.trim()).filter(Boolean)[0] ?? '';
+  const line =
+    String(text ?? '')
+      .split('\n')
+      .map((s) => s.trim())
+      .filter(Boolean)[0] ?? '';
   return line.length > 200 ? `${line.slice(0, 200)}...` : line;
 }
 

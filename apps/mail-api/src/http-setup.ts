@@ -39,10 +39,7 @@ const DESCRIPTION = [
 const TRACK_CORS = { origin: '*', methods: ['POST'], allowedHeaders: ['Authorization', 'Content-Type'], maxAge: 86_400 };
 
 /** Builds the HTTP app exactly as production runs it; main.ts and the e2e tests both call this. */
-export async function createMailHttpApp(
-  config: MailConfig,
-  options: { extraModules?: Type[] } = {},
-): Promise<NestExpressApplication> {
+export async function createMailHttpApp(config: MailConfig, options: { extraModules?: Type[] } = {}): Promise<NestExpressApplication> {
   return createHttpApp(AppModule.forRoot(config, options.extraModules), {
     trustProxy: config.trustProxy,
     invalidInputStatus: 422,

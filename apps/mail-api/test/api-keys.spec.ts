@@ -25,7 +25,11 @@ describe('mail API keys (default 30 s key cache)', () => {
   });
 
   it('no Authorization header is 401 UNAUTHORIZED', async () => {
-    for (const req of [request(t.url).get('/contacts'), request(t.url).post('/v1/track').send(track), request(t.url).get('/contacts').set('Authorization', '  ')]) {
+    for (const req of [
+      request(t.url).get('/contacts'),
+      request(t.url).post('/v1/track').send(track),
+      request(t.url).get('/contacts').set('Authorization', '  '),
+    ]) {
       const res = await req;
       expectMailError(res, 401, 'UNAUTHORIZED', 'missing API key', { suggestion: KEY_SUGGESTION });
     }
@@ -72,7 +76,12 @@ describe('mail API keys (default 30 s key cache)', () => {
     ];
     for (const attempt of attempts) {
       const res = await attempt.set(bearer(project.publicKey));
-      expectMailError(res, 403, 'SECRET_KEY_REQUIRED', 'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track');
+      expectMailError(
+        res,
+        403,
+        'SECRET_KEY_REQUIRED',
+        'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track',
+      );
     }
     // Nothing happened: the contact is still there.
     await request(t.url).get(`/contacts/${ok.body.data.contact}`).set(bearer(project.secretKey)).expect(200);
@@ -87,7 +96,12 @@ describe('mail API keys (default 30 s key cache)', () => {
     ] as const) {
       expectMailError(await request(t.url).get(path).set(bearer(key)), 403, 'PROJECT_DISABLED', 'project is disabled');
     }
-    expectMailError(await request(t.url).post('/v1/track').set(bearer(off.publicKey)).send(track), 403, 'PROJECT_DISABLED', 'project is disabled');
+    expectMailError(
+      await request(t.url).post('/v1/track').set(bearer(off.publicKey)).send(track),
+      403,
+      'PROJECT_DISABLED',
+      'project is disabled',
+    );
   });
 
   it('probes, docs and the OpenAPI document need no key', async () => {
@@ -102,15 +116,29 @@ describe('mail API keys (default 30 s key cache)', () => {
     expect(doc.body.info.description).toContain('RateLimit-Remaining');
   });
 
-  it('every query is scoped to the key\'s project: another project\'s contact is a 404', async () => {
+  it("every query is scoped to the key's project: another project's contact is a 404", async () => {
     const a = await createProject(t, 'A');
     const b = await createProject(t, 'B');
-    const created = await request(t.url).post('/contacts').set(bearer(a.secretKey)).send({ email: 'shared@example.com', data: { owner: 'a' } }).expect(201);
+    const created = await request(t.url)
+      .post('/contacts')
+      .set(bearer(a.secretKey))
+      .send({ email: 'shared@example.com', data: { owner: 'a' } })
+      .expect(201);
     const id = created.body.id;
     expectMailError(await request(t.url).get(`/contacts/${id}`).set(bearer(b.secretKey)), 404, 'NOT_FOUND', 'contact not found');
-    expectMailError(await request(t.url).patch(`/contacts/${id}`).set(bearer(b.secretKey)).send({ subscribed: false }), 404, 'NOT_FOUND', 'contact not found');
+    expectMailError(
+      await request(t.url).patch(`/contacts/${id}`).set(bearer(b.secretKey)).send({ subscribed: false }),
+      404,
+      'NOT_FOUND',
+      'contact not found',
+    );
     expectMailError(await request(t.url).delete(`/contacts/${id}`).set(bearer(b.secretKey)), 404, 'NOT_FOUND', 'contact not found');
-    expect((await request(t.url).get('/contacts').set(bearer(b.secretKey)).expect(200)).body).toEqual({ contacts: [], cursor: null, hasMore: false, total: 0 });
+    expect((await request(t.url).get('/contacts').set(bearer(b.secretKey)).expect(200)).body).toEqual({
+      contacts: [],
+      cursor: null,
+      hasMore: false,
+      total: 0,
+    });
     // The same email in B is B's own contact.
     const inB = await request(t.url).post('/contacts').set(bearer(b.secretKey)).send({ email: 'SHARED@example.com' }).expect(201);
     expect(inB.body.id).not.toBe(id);
@@ -131,7 +159,12 @@ describe('mail API keys (default 30 s key cache)', () => {
       .expect(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('*');
     expect(preflight.headers['access-control-allow-headers']).toMatch(/Authorization/);
-    const tracked = await request(t.url).post('/v1/track').set('Origin', 'https://shop.example').set(bearer(project.publicKey)).send(track).expect(200);
+    const tracked = await request(t.url)
+      .post('/v1/track')
+      .set('Origin', 'https://shop.example')
+      .set(bearer(project.publicKey))
+      .send(track)
+      .expect(200);
     expect(tracked.headers['access-control-allow-origin']).toBe('*');
     const other = await request(t.url).get('/contacts').set('Origin', 'https://shop.example').set(bearer(project.secretKey)).expect(200);
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
@@ -157,7 +190,12 @@ describe('mail API keys with a short key cache (MAIL_KEY_CACHE_TTL_SECONDS=3)', 
     // Served from the in-process cache, while a lookup already finds the project disabled: the public
     // key, never used before, is looked up now and refused.
     await request(t.url).get('/contacts').set(bearer(p.secretKey)).expect(200);
-    expectMailError(await request(t.url).post('/v1/track').set(bearer(p.publicKey)).send(track), 403, 'PROJECT_DISABLED', 'project is disabled');
+    expectMailError(
+      await request(t.url).post('/v1/track').set(bearer(p.publicKey)).send(track),
+      403,
+      'PROJECT_DISABLED',
+      'project is disabled',
+    );
     await new Promise((r) => setTimeout(r, cachedBy + TTL_SECONDS * 1000 + 300 - Date.now()));
     expectMailError(await request(t.url).get('/contacts').set(bearer(p.secretKey)), 403, 'PROJECT_DISABLED', 'project is disabled');
   });
@@ -180,7 +218,9 @@ describe('mail API keys with the key cache off (MAIL_KEY_CACHE_TTL_SECONDS=0)', 
     await disable(t, p.id, false);
     await request(t.url).get('/contacts').set(bearer(p.secretKey)).expect(200);
     const rotated = await t.app.get(ProjectsService).rotateKeys(p.id);
-    expectMailError(await request(t.url).get('/contacts').set(bearer(p.secretKey)), 401, 'INVALID_API_KEY', 'invalid API key', { suggestion: KEY_SUGGESTION });
+    expectMailError(await request(t.url).get('/contacts').set(bearer(p.secretKey)), 401, 'INVALID_API_KEY', 'invalid API key', {
+      suggestion: KEY_SUGGESTION,
+    });
     await request(t.url).get('/contacts').set(bearer(rotated.secretKey)).expect(200);
   });
 });

@@ -75,9 +75,7 @@ describe('mail bootstrap project', () => {
     expect(before).toHaveLength(1);
     expect(await withReplicas(t.config, 3, (ds) => projectRows(ds))).toEqual(before);
     await withApp(t, async (ds, projects) => {
-      const results = await Promise.all(
-        Array.from({ length: 5 }, () => projects.ensureBootstrapProject(KEYS.secretKey, KEYS.publicKey)),
-      );
+      const results = await Promise.all(Array.from({ length: 5 }, () => projects.ensureBootstrapProject(KEYS.secretKey, KEYS.publicKey)));
       expect(results).toEqual(Array.from({ length: 5 }, () => ({ created: false, projectId: before[0].id })));
       expect(await projectRows(ds)).toEqual(before);
     });
@@ -93,9 +91,7 @@ describe('mail bootstrap project', () => {
     // And the same race between calls inside one instance.
     const more = generateKeyPair();
     await withApp(t, async (ds, projects) => {
-      const results = await Promise.all(
-        Array.from({ length: 4 }, () => projects.ensureBootstrapProject(more.secretKey, more.publicKey)),
-      );
+      const results = await Promise.all(Array.from({ length: 4 }, () => projects.ensureBootstrapProject(more.secretKey, more.publicKey)));
       expect(results.map((r) => r.created).sort()).toEqual([false, false, false, true]);
       expect(new Set(results.map((r) => r.projectId)).size).toBe(1);
       const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM projects WHERE secret_key_hash = $1`, [

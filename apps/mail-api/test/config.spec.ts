@@ -46,7 +46,9 @@ describe('mail config', () => {
   });
 
   it('requires MAIL_LINK_SECRET in production', () => {
-    expect(() => loadMailConfig({ DATA_DIR: dataDir, NODE_ENV: 'production' })).toThrow(/MAIL_LINK_SECRET is required when NODE_ENV=production/);
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, NODE_ENV: 'production' })).toThrow(
+      /MAIL_LINK_SECRET is required when NODE_ENV=production/,
+    );
   });
 
   it('refuses a TRUST_PROXY that is neither a hop count nor addresses/CIDRs', () => {

@@ -25,7 +25,11 @@ describe('mail contacts', () => {
     let created: MailContact;
 
     it('POST /contacts creates a contact: 201, subscribed by default, _meta.isNew', async () => {
-      const res = await request(t.url).post('/contacts').set(auth).send({ email: ' Ada@Example.com ', data: { plan: 'free', seats: 3 } }).expect(201);
+      const res = await request(t.url)
+        .post('/contacts')
+        .set(auth)
+        .send({ email: ' Ada@Example.com ', data: { plan: 'free', seats: 3 } })
+        .expect(201);
       expect(res.body).toEqual({
         id: expect.stringMatching(UUID),
         email: 'Ada@Example.com',
@@ -45,7 +49,12 @@ describe('mail contacts', () => {
         .set(auth)
         .send({
           email: 'ada@EXAMPLE.com',
-          data: { plan: 'pro', seats: null, company: { value: 'Analytical', persistent: true }, lastPage: { value: '/pricing', persistent: false } },
+          data: {
+            plan: 'pro',
+            seats: null,
+            company: { value: 'Analytical', persistent: true },
+            lastPage: { value: '/pricing', persistent: false },
+          },
         })
         .expect(200);
       expect(res.body).toEqual({
@@ -56,7 +65,11 @@ describe('mail contacts', () => {
       });
       expect(Date.parse(res.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(created.updatedAt));
       // The flag changes only when given.
-      const unsubscribed = await request(t.url).post('/contacts').set(auth).send({ email: 'ada@example.com', subscribed: false }).expect(200);
+      const unsubscribed = await request(t.url)
+        .post('/contacts')
+        .set(auth)
+        .send({ email: 'ada@example.com', subscribed: false })
+        .expect(200);
       expect(unsubscribed.body).toMatchObject({ id: created.id, subscribed: false, data: { plan: 'pro', company: 'Analytical' } });
       const again = await request(t.url).post('/contacts').set(auth).send({ email: 'ada@example.com' }).expect(200);
       expect(again.body.subscribed).toBe(false);
@@ -67,7 +80,12 @@ describe('mail contacts', () => {
 
     it('GET /contacts/{id} returns the contact itself', async () => {
       const res = await request(t.url).get(`/contacts/${created.id}`).set(auth).expect(200);
-      expect(res.body).toEqual({ ...created, subscribed: false, data: { plan: 'pro', company: 'Analytical' }, updatedAt: expect.stringMatching(ISO) });
+      expect(res.body).toEqual({
+        ...created,
+        subscribed: false,
+        data: { plan: 'pro', company: 'Analytical' },
+        updatedAt: expect.stringMatching(ISO),
+      });
     });
 
     it('PATCH /contacts/{id} changes subscribed and merges data; an empty body changes nothing', async () => {
@@ -76,11 +94,20 @@ describe('mail contacts', () => {
         .set(auth)
         .send({ subscribed: true, data: { plan: null, score: 9.5, vip: true, note: { value: null } } })
         .expect(200);
-      expect(res.body).toEqual({ ...created, subscribed: true, data: { company: 'Analytical', score: 9.5, vip: true }, updatedAt: expect.stringMatching(ISO) });
+      expect(res.body).toEqual({
+        ...created,
+        subscribed: true,
+        data: { company: 'Analytical', score: 9.5, vip: true },
+        updatedAt: expect.stringMatching(ISO),
+      });
       const same = await request(t.url).patch(`/contacts/${created.id}`).set(auth).send({}).expect(200);
       expect(same.body).toEqual(res.body);
       // Fields that are not patchable are ignored, not applied.
-      const ignored = await request(t.url).patch(`/contacts/${created.id}`).set(auth).send({ email: 'other@example.com', id: 'x' }).expect(200);
+      const ignored = await request(t.url)
+        .patch(`/contacts/${created.id}`)
+        .set(auth)
+        .send({ email: 'other@example.com', id: 'x' })
+        .expect(200);
       expect(ignored.body).toEqual(res.body);
     });
 
@@ -101,7 +128,12 @@ describe('mail contacts', () => {
     it('a malformed id is a 404 like a missing one', async () => {
       for (const id of ['not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
         expectMailError(await request(t.url).get(`/contacts/${id}`).set(auth), 404, 'NOT_FOUND', 'contact not found');
-        expectMailError(await request(t.url).patch(`/contacts/${id}`).set(auth).send({ subscribed: true }), 404, 'NOT_FOUND', 'contact not found');
+        expectMailError(
+          await request(t.url).patch(`/contacts/${id}`).set(auth).send({ subscribed: true }),
+          404,
+          'NOT_FOUND',
+          'contact not found',
+        );
         expectMailError(await request(t.url).delete(`/contacts/${id}`).set(auth), 404, 'NOT_FOUND', 'contact not found');
       }
     });
@@ -134,7 +166,10 @@ describe('mail contacts', () => {
         expectValidationError(res, [{ field: 'data', code: 'isContactData', message }]);
       }
       // NUL characters are refused for every body before validation, with the exact field.
-      for (const [data, field] of [[{ nul: 'a\u0000b' }, 'data.nul'], [{ 'a\u0000': 1 }, 'data.a\\u0000']] as const) {
+      for (const [data, field] of [
+        [{ nul: 'a\u0000b' }, 'data.nul'],
+        [{ 'a\u0000': 1 }, 'data.a\\u0000'],
+      ] as const) {
         const res = await request(t.url).post('/contacts').set(auth).send({ email: 'valid@example.com', data });
         expectValidationError(res, [{ field, code: 'hasNoNulCharacter', message: `${field} must not contain NUL characters` }]);
       }
@@ -166,7 +201,9 @@ describe('mail contacts', () => {
       }
       const abc = await request(t.url).get('/contacts?limit=abc').set(auth);
       expectMailError(abc, 422, 'VALIDATION_ERROR', /^validation failed: limit/, {
-        errors: expect.arrayContaining([{ field: 'limit', code: 'isInt', message: 'limit must be an integer number' }]) as unknown as unknown[],
+        errors: expect.arrayContaining([
+          { field: 'limit', code: 'isInt', message: 'limit must be an integer number' },
+        ]) as unknown as unknown[],
       });
     });
   });
@@ -233,10 +270,9 @@ describe('mail contacts', () => {
     }
 
     it('pages through 250 contacts with no gaps or repeats, newest first, for several page sizes', async () => {
-      const [{ ids: all }] = await t.app.get(DataSource).query(
-        `SELECT array_agg(id ORDER BY id DESC) AS ids FROM contacts WHERE project_id = $1`,
-        [q.id],
-      );
+      const [{ ids: all }] = await t.app
+        .get(DataSource)
+        .query(`SELECT array_agg(id ORDER BY id DESC) AS ids FROM contacts WHERE project_id = $1`, [q.id]);
       expect(all).toHaveLength(250);
       for (const [query, pages] of [
         ['limit=100', 3],
@@ -261,7 +297,11 @@ describe('mail contacts', () => {
         const res = await request(t.url).get(url).set(bearer(q.secretKey)).expect(200);
         seen.push(...res.body.contacts.map((c: MailContact) => c.email));
         cursor = res.body.cursor;
-        await request(t.url).post('/contacts').set(bearer(q.secretKey)).send({ email: `late${extra++}@example.com` }).expect(201);
+        await request(t.url)
+          .post('/contacts')
+          .set(bearer(q.secretKey))
+          .send({ email: `late${extra++}@example.com` })
+          .expect(201);
       } while (cursor);
       expect(new Set(seen).size).toBe(seen.length);
       expect(seen.filter((e) => e.startsWith('user')).sort()).toEqual([...emails].sort());

@@ -48,9 +48,14 @@ describe('email delivery across worker processes', () => {
   }
 
   async function queueEmails(count: number, subject: string): Promise<string[]> {
-    const ids = await insertEmails(db, projectId, Array.from({ length: count }, (_, i) => ({ subject: `${subject} ${i}` })), {
-      from: `ops@${DOMAIN}`,
-    });
+    const ids = await insertEmails(
+      db,
+      projectId,
+      Array.from({ length: count }, (_, i) => ({ subject: `${subject} ${i}` })),
+      {
+        from: `ops@${DOMAIN}`,
+      },
+    );
     await t.app.get(EmailDeliveryQueue).enqueue(ids.map((id) => ({ id, projectId, priority: MailEmailPriority.Transactional })));
     return ids;
   }

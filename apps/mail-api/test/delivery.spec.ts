@@ -15,8 +15,15 @@ import { emailQueueWorkerOptions } from '../src/modules/delivery/email-queue-opt
 import { UnsubscribeLinks } from '../src/modules/unsubscribe/unsubscribe-links.js';
 import { WorkerModule } from '../src/worker.module.js';
 import {
-  emailRows, insertContact, insertEmails, insertSendRequest, insertVerifiedDomain, waitFor, waitForStatus,
-  type EmailFixture, type VerifiedDomain,
+  emailRows,
+  insertContact,
+  insertEmails,
+  insertSendRequest,
+  insertVerifiedDomain,
+  waitFor,
+  waitForStatus,
+  type EmailFixture,
+  type VerifiedDomain,
 } from './support/delivery-fixtures.js';
 import { createProject } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
@@ -77,9 +84,14 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     ]);
     const [id] = await queueEmails([
       {
-        to: 'ada@example.net', toName: 'Ada Lovelace', fromName: 'Example News', replyTo: 'support@example.com',
-        subject: 'Your report', html: '<h1>Hello &amp; welcome</h1><p>See <a href="https://example.com/r">the report</a>.</p>',
-        headers: { 'X-Entity-Ref': 'ref-42' }, sendRequestId,
+        to: 'ada@example.net',
+        toName: 'Ada Lovelace',
+        fromName: 'Example News',
+        replyTo: 'support@example.com',
+        subject: 'Your report',
+        html: '<h1>Hello &amp; welcome</h1><p>See <a href="https://example.com/r">the report</a>.</p>',
+        headers: { 'X-Entity-Ref': 'ref-42' },
+        sendRequestId,
       },
     ]);
     await startWorker();
@@ -184,17 +196,24 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     await waitForStatus(db, [id], ['SENT']);
     await waitFor(async () => ((await queue.getJob(`${id}-dup`))?.finishedOn ? true : null), 20_000, 'the duplicate job');
     const late = await queue.add(MailEmailJob.Deliver, { emailId: id, projectId }, { jobId: `${id}-late` });
-    const finished = await waitFor(async () => {
-      const job = await queue.getJob(late.id!);
-      return job?.finishedOn ? job : null;
-    }, 20_000, 'the late job');
+    const finished = await waitFor(
+      async () => {
+        const job = await queue.getJob(late.id!);
+        return job?.finishedOn ? job : null;
+      },
+      20_000,
+      'the late job',
+    );
     expect(finished.returnvalue).toEqual({ status: 'SKIPPED', reason: 'already SENT' });
     expect(sink.messagesFor([id])).toHaveLength(1);
     expect((await emailRows(db, [id]))[0]).toMatchObject({ status: 'SENT', attempts: 1 });
   }, 60_000);
 
   it('transactional mail overtakes queued campaign mail', async () => {
-    const campaign = await queueEmails(Array.from({ length: 20 }, (_, i) => ({ subject: `campaign ${i}` })), MailEmailPriority.Campaign);
+    const campaign = await queueEmails(
+      Array.from({ length: 20 }, (_, i) => ({ subject: `campaign ${i}` })),
+      MailEmailPriority.Campaign,
+    );
     await startWorker({ ratePerSecond: 2 });
     // The backlog is being drained at 2/s before the transactional email is queued.
     await sink.waitForMessages(() => sink.messagesFor(campaign).length >= 2);
@@ -208,7 +227,9 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     await worker!.close(); // the rest of the backlog stays queued; later tests do not wait for it
     worker = null;
     await t.app.get(QueueService).queue(MailQueue.Email).obliterate({ force: true });
-    await db.query(`UPDATE emails SET status = 'FAILED', error = 'test cleanup' WHERE id = ANY($1::uuid[]) AND status = 'QUEUED'`, [campaign]);
+    await db.query(`UPDATE emails SET status = 'FAILED', error = 'test cleanup' WHERE id = ANY($1::uuid[]) AND status = 'QUEUED'`, [
+      campaign,
+    ]);
   }, 60_000);
 
   it('the requeue job rebuilds the queue from Postgres after Redis lost it', async () => {

@@ -61,7 +61,11 @@ describe('mail /domains against a real DNS server', () => {
         verified: false,
         records: [
           { type: 'TXT', name: '_mail-verification.example.com', value: expect.stringMatching(/^mail-verification=[0-9a-f]{32}$/) },
-          { type: 'TXT', name: expect.stringMatching(/^mail[0-9a-f]{8}\._domainkey\.example\.com$/), value: expect.stringMatching(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/]+=*$/) },
+          {
+            type: 'TXT',
+            name: expect.stringMatching(/^mail[0-9a-f]{8}\._domainkey\.example\.com$/),
+            value: expect.stringMatching(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/]+=*$/),
+          },
         ],
         failureReasons: [],
         lastCheckedAt: null,
@@ -122,7 +126,9 @@ describe('mail /domains against a real DNS server', () => {
         [undefined, 'domain must be a string'],
       ];
       for (const [domain, message] of cases) {
-        expectValidationError(track(await request(t.url).post('/domains').set(auth).send({ domain })), [{ field: 'domain', code: 'isDomainName', message }]);
+        expectValidationError(track(await request(t.url).post('/domains').set(auth).send({ domain })), [
+          { field: 'domain', code: 'isDomainName', message },
+        ]);
       }
       // 63-character labels and 253 characters in all are fine.
       status(await add(`${'a'.repeat(63)}.com`), 201);
@@ -188,7 +194,10 @@ describe('mail /domains against a real DNS server', () => {
       expect(res.body).toMatchObject({
         status: 'FAILED',
         verified: false,
-        records: [{ ...ownership, verified: false }, { ...dkim, verified: false }],
+        records: [
+          { ...ownership, verified: false },
+          { ...dkim, verified: false },
+        ],
         failureReasons: [
           `TXT record ${ownership.name} found, but none of its values is the verification token`,
           `TXT record ${dkim.name} found, but it does not publish this domain's DKIM public key (p=)`,
@@ -197,7 +206,11 @@ describe('mail /domains against a real DNS server', () => {
       // Only the DKIM record fixed: still FAILED, and only the token is reported.
       dns.zones[dkim.name] = { txt: [txtStrings(dkim.value)] };
       const half = status(await verify(created.id), 200);
-      expect(half.body).toMatchObject({ status: 'FAILED', records: [{ verified: false }, { verified: true }], failureReasons: [expect.stringContaining(ownership.name)] });
+      expect(half.body).toMatchObject({
+        status: 'FAILED',
+        records: [{ verified: false }, { verified: true }],
+        failureReasons: [expect.stringContaining(ownership.name)],
+      });
       expect(half.body.failureReasons).toHaveLength(1);
     });
 
@@ -205,9 +218,18 @@ describe('mail /domains against a real DNS server', () => {
       const created = status(await add('slow.example'), 201).body as MailDomain;
       for (const record of created.records) dns.zones[record.name] = { silent: true };
       const res = status(await verify(created.id), 200);
-      expect(res.body).toMatchObject({ status: 'PENDING', verified: false, lastCheckedAt: ISO, records: [{ verified: false }, { verified: false }] });
+      expect(res.body).toMatchObject({
+        status: 'PENDING',
+        verified: false,
+        lastCheckedAt: ISO,
+        records: [{ verified: false }, { verified: false }],
+      });
       expect(res.body.failureReasons).toEqual(
-        created.records.map((r) => expect.stringMatching(new RegExp(`^DNS lookup of TXT ${r.name.replace(/\./g, '\\.')} failed \\(E[A-Z]+\\); the check will be retried$`))),
+        created.records.map((r) =>
+          expect.stringMatching(
+            new RegExp(`^DNS lookup of TXT ${r.name.replace(/\./g, '\\.')} failed \\(E[A-Z]+\\); the check will be retried$`),
+          ),
+        ),
       );
     });
 
@@ -215,7 +237,12 @@ describe('mail /domains against a real DNS server', () => {
       const domain = await addVerifiedDomain(t, dns, p.secretKey, 'recheck.example');
       delete dns.zones[domain.records[0].name];
       const kept = status(await verify(domain.id), 200);
-      expect(kept.body).toMatchObject({ status: 'VERIFIED', verified: true, verifiedAt: domain.verifiedAt, records: [{ verified: false }, { verified: true }] });
+      expect(kept.body).toMatchObject({
+        status: 'VERIFIED',
+        verified: true,
+        verifiedAt: domain.verifiedAt,
+        records: [{ verified: false }, { verified: true }],
+      });
       delete dns.zones[domain.records[1].name];
       const failed = status(await verify(domain.id), 200);
       expect(failed.body).toMatchObject({ status: 'FAILED', verified: false, verifiedAt: null });
@@ -241,7 +268,7 @@ describe('mail /domains against a real DNS server', () => {
     expect((await get(later.id)).body.verifiedAt).toBe(verifiedAt);
   });
 
-  it('with the worker\'s modules (in process), the recheck job added to the real queue runs', async () => {
+  it("with the worker's modules (in process), the recheck job added to the real queue runs", async () => {
     const pending = status(await add('queued.example'), 201).body as MailDomain;
     publishRecords(dns, pending.records);
     const worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
@@ -273,18 +300,34 @@ describe('mail /domains against a real DNS server', () => {
         await expect(service().senderDomain(project, email)).rejects.toMatchObject({ code: 'DOMAIN_NOT_VERIFIED', status: 403, message });
       }
       const sender = await service().senderDomain(project, 'Hello@Sender.Example');
-      expect(sender).toEqual({ id: verified.id, domain: 'sender.example', dkimSelector: verified.records[1].name.split('.')[0], dkimPrivateKey: expect.stringContaining('-----BEGIN PRIVATE KEY-----') });
+      expect(sender).toEqual({
+        id: verified.id,
+        domain: 'sender.example',
+        dkimSelector: verified.records[1].name.split('.')[0],
+        dkimPrivateKey: expect.stringContaining('-----BEGIN PRIVATE KEY-----'),
+      });
       // The private key belongs to the published public key.
       const signature = createSign('sha256').update('probe').sign(sender.dkimPrivateKey);
-      const published = createPublicKey({ key: Buffer.from(verified.records[1].value.split('p=')[1], 'base64'), format: 'der', type: 'spki' });
+      const published = createPublicKey({
+        key: Buffer.from(verified.records[1].value.split('p=')[1], 'base64'),
+        format: 'der',
+        type: 'spki',
+      });
       expect(createVerify('sha256').update('probe').verify(published, signature)).toBe(true);
       // Another project cannot send from it.
       const q = await createProject(t, 'Not the owner');
-      await expect(service().senderDomain({ id: q.id, name: q.name, keyKind: 'secret' }, 'a@sender.example')).rejects.toMatchObject({ code: 'DOMAIN_NOT_VERIFIED' });
+      await expect(service().senderDomain({ id: q.id, name: q.name, keyKind: 'secret' }, 'a@sender.example')).rejects.toMatchObject({
+        code: 'DOMAIN_NOT_VERIFIED',
+      });
       expect(await service().dkimForDomain(p.id, 'SENDER.example')).toEqual(sender);
       expect(await service().dkimForDomain(p.id, 'pending-sender.example')).toBeNull();
       expect(await service().dkimForDomain(q.id, 'sender.example')).toBeNull();
-      keyLines.push(...sender.dkimPrivateKey.split('\n').filter((line) => /^[A-Za-z0-9+/]{64}$/.test(line)).slice(0, 5));
+      keyLines.push(
+        ...sender.dkimPrivateKey
+          .split('\n')
+          .filter((line) => /^[A-Za-z0-9+/]{64}$/.test(line))
+          .slice(0, 5),
+      );
     });
   });
 
@@ -297,7 +340,11 @@ describe('mail /domains against a real DNS server', () => {
         .send({ name: 'Receipt', subject: 'Receipt', body: '<p>thanks</p>', from: 'billing@USED.example' })
         .expect(201);
       // A template on a subdomain does not hold the parent.
-      await request(t.url).post('/templates').set(auth).send({ name: 'Sub', subject: 's', body: 'b', from: 'x@sub.used.example' }).expect(201);
+      await request(t.url)
+        .post('/templates')
+        .set(auth)
+        .send({ name: 'Sub', subject: 's', body: 'b', from: 'x@sub.used.example' })
+        .expect(201);
       expectMailError(
         track(await request(t.url).delete(`/domains/${domain.id}`).set(auth)),
         409,
@@ -338,13 +385,21 @@ describe('mail /domains against a real DNS server', () => {
         items: [
           expect.objectContaining({ id: ids.verified, status: 'VERIFIED', verified: true }),
           expect.objectContaining({ id: ids.failed, status: 'FAILED' }),
-          expect.objectContaining({ id: ids.pending, status: 'PENDING', records: [expect.not.objectContaining({ verified: expect.anything() }), expect.anything()] }),
+          expect.objectContaining({
+            id: ids.pending,
+            status: 'PENDING',
+            records: [expect.not.objectContaining({ verified: expect.anything() }), expect.anything()],
+          }),
         ],
         nextCursor: null,
         hasMore: false,
         total: 3,
       });
-      for (const [status, id] of [['VERIFIED', ids.verified], ['PENDING', ids.pending], ['FAILED', ids.failed]]) {
+      for (const [status, id] of [
+        ['VERIFIED', ids.verified],
+        ['PENDING', ids.pending],
+        ['FAILED', ids.failed],
+      ]) {
         const res = track(await request(t.url).get(`/domains?status=${status}`).set(qAuth).expect(200));
         expect(res.body).toEqual({ items: [expect.objectContaining({ id, status })], nextCursor: null, hasMore: false, total: 1 });
       }
@@ -384,7 +439,12 @@ describe('mail /domains against a real DNS server', () => {
       request(t.url).delete(`/domains/${domain.id}`),
     ];
     for (const attempt of attempts) {
-      expectMailError(await attempt.set(bearer(p.publicKey)), 403, 'SECRET_KEY_REQUIRED', 'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track');
+      expectMailError(
+        await attempt.set(bearer(p.publicKey)),
+        403,
+        'SECRET_KEY_REQUIRED',
+        'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track',
+      );
     }
   });
 

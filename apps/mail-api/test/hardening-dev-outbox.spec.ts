@@ -46,7 +46,9 @@ describe('unverified sender domains and the development outbox', () => {
 
   async function startWorker(config: MailConfig): Promise<void> {
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [MailQueue.Email], queueOptions: { [MailQueue.Email]: emailQueueWorkerOptions(config) } });
+    await worker
+      .get(WorkerRunner)
+      .start({ queues: [MailQueue.Email], queueOptions: { [MailQueue.Email]: emailQueueWorkerOptions(config) } });
   }
 
   describe('outbox transport, outside production', () => {
@@ -64,7 +66,12 @@ describe('unverified sender domains and the development outbox', () => {
     const send = (body: object) => request(t.url).post('/v1/send').set(bearer(p.secretKey)).send(body);
 
     it('an unverified sender domain may send: the .eml is written unsigned and says why; a verified one is signed as before', async () => {
-      const unsigned = await send({ to: 'ada@example.net', from: 'no-reply@example.com', subject: 'Reset', body: '<p>Your link</p>' }).expect(200);
+      const unsigned = await send({
+        to: 'ada@example.net',
+        from: 'no-reply@example.com',
+        subject: 'Reset',
+        body: '<p>Your link</p>',
+      }).expect(200);
       const signed = await send({ to: 'ada@example.net', from: `team@${VERIFIED}`, subject: 'Signed', body: '<p>Hi</p>' }).expect(200);
       const ids = [unsigned.body.data.emails[0].email, signed.body.data.emails[0].email];
       await startWorker(t.config);
@@ -81,7 +88,13 @@ describe('unverified sender domains and the development outbox', () => {
     });
 
     it('a sender cannot set X-Mail-Api-Unsigned itself', async () => {
-      const res = await send({ to: 'ada@example.net', from: `team@${VERIFIED}`, subject: 's', body: 'b', headers: { 'X-Mail-Api-Unsigned': 'trust me' } });
+      const res = await send({
+        to: 'ada@example.net',
+        from: `team@${VERIFIED}`,
+        subject: 's',
+        body: 'b',
+        headers: { 'X-Mail-Api-Unsigned': 'trust me' },
+      });
       expectValidationError(res, [{ field: 'headers.X-Mail-Api-Unsigned', code: 'isReservedHeader' }]);
     });
   });
@@ -99,7 +112,10 @@ describe('unverified sender domains and the development outbox', () => {
       const t = await startMailApp({ env: { NODE_ENV: 'development', MAIL_SMTP_URL: sink.url } });
       try {
         const p = await createProject(t);
-        const res = await request(t.url).post('/v1/send').set(bearer(p.secretKey)).send({ to: 'a@example.net', from: 'no-reply@example.com', subject: 's', body: 'b' });
+        const res = await request(t.url)
+          .post('/v1/send')
+          .set(bearer(p.secretKey))
+          .send({ to: 'a@example.net', from: 'no-reply@example.com', subject: 's', body: 'b' });
         expectMailError(res, 403, 'DOMAIN_NOT_VERIFIED', /^sender domain example\.com is not verified/);
         await expectWorkerRefuses(t.app, p.id, t.config);
         expect(sink.messages).toHaveLength(0);
@@ -118,7 +134,10 @@ describe('unverified sender domains and the development outbox', () => {
       try {
         const url = await listen(app, 0, '127.0.0.1');
         const p = await app.get(ProjectsService).create('Production');
-        const res = await request(url).post('/v1/send').set(bearer(p.secretKey)).send({ to: 'a@example.net', from: 'no-reply@example.com', subject: 's', body: 'b' });
+        const res = await request(url)
+          .post('/v1/send')
+          .set(bearer(p.secretKey))
+          .send({ to: 'a@example.net', from: 'no-reply@example.com', subject: 's', body: 'b' });
         expectMailError(res, 403, 'DOMAIN_NOT_VERIFIED', /^sender domain example\.com is not verified/);
         const id = await expectWorkerRefuses(app, p.id, config);
         expect(() => readFileSync(path.join(dir, `${id}.eml`))).toThrow(/ENOENT/);
@@ -136,7 +155,10 @@ describe('unverified sender domains and the development outbox', () => {
       await app.get(EmailDeliveryQueue).enqueue([{ id, projectId, priority: MailEmailPriority.Transactional }]);
       await startWorker(config);
       const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED']);
-      expect(row).toMatchObject({ status: 'FAILED', error: expect.stringMatching(/no verified domain for the from address no-reply@example\.com/) });
+      expect(row).toMatchObject({
+        status: 'FAILED',
+        error: expect.stringMatching(/no verified domain for the from address no-reply@example\.com/),
+      });
       return id;
     }
   });

@@ -57,10 +57,16 @@ describe('DKIM private keys are encrypted at rest (issue #11, 15)', () => {
 
   /** Sends one email from `from` through the API and a worker; answers the raw message the SMTP sink got. */
   async function sendAndDeliver(from: string): Promise<Buffer> {
-    const res = await request(t.url).post('/v1/send').set(bearer(p.secretKey)).send({ to: 'reader@example.net', from, subject: 'Hi', body: '<p>Hi</p>' }).expect(200);
+    const res = await request(t.url)
+      .post('/v1/send')
+      .set(bearer(p.secretKey))
+      .send({ to: 'reader@example.net', from, subject: 'Hi', body: '<p>Hi</p>' })
+      .expect(200);
     const id = res.body.data.emails[0].email as string;
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [MailQueue.Email], queueOptions: { [MailQueue.Email]: emailQueueWorkerOptions(t.config) } });
+    await worker
+      .get(WorkerRunner)
+      .start({ queues: [MailQueue.Email], queueOptions: { [MailQueue.Email]: emailQueueWorkerOptions(t.config) } });
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED']);
     expect({ status: row.status, error: row.error }).toEqual({ status: 'SENT', error: null });
     return sink.messagesFor([id])[0].raw;
@@ -71,7 +77,7 @@ describe('DKIM private keys are encrypted at rest (issue #11, 15)', () => {
     throw Object.assign(new Error(`no TXT for ${name}`), { code: 'ENOTFOUND' });
   };
 
-  it('a new domain\'s key is stored sealed (no PEM in the row), and its mail is still DKIM-signed', async () => {
+  it("a new domain's key is stored sealed (no PEM in the row), and its mail is still DKIM-signed", async () => {
     const domain = await addVerifiedDomain(t, dns, p.secretKey, 'sealed.example.com');
     const stored = await storedKey('sealed.example.com');
     expect(stored).toMatch(SEALED);
@@ -105,7 +111,9 @@ describe('DKIM private keys are encrypted at rest (issue #11, 15)', () => {
     expect(await storedKey('legacy.example.com')).toBe(sealed);
 
     const raw = await sendAndDeliver('news@legacy.example.com');
-    const dkim = await dkimVerify(raw, { resolver: resolverFor({ [`${legacy.selector}._domainkey.legacy.example.com`]: legacy.dkimRecord }) as never });
+    const dkim = await dkimVerify(raw, {
+      resolver: resolverFor({ [`${legacy.selector}._domainkey.legacy.example.com`]: legacy.dkimRecord }) as never,
+    });
     expect(dkim.results[0]).toMatchObject({ signingDomain: 'legacy.example.com', status: { result: 'pass' } });
   }, 60_000);
 

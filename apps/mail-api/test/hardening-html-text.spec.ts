@@ -60,7 +60,12 @@ describe('HTML bodies: linear text conversion and the size cap', () => {
       expect(res.status).toBe(200);
       ids.push(res.body.data.emails[0].email);
     }
-    const normal = await send(other.secretKey, { to: 'bystander@example.net', from: `n@${OTHER_DOMAIN}`, subject: 'hello', body: '<p>Hi</p>' }).expect(200);
+    const normal = await send(other.secretKey, {
+      to: 'bystander@example.net',
+      from: `n@${OTHER_DOMAIN}`,
+      subject: 'hello',
+      body: '<p>Hi</p>',
+    }).expect(200);
     ids.push(normal.body.data.emails[0].email);
 
     // Generous: a few seconds at most here; the old converter needed minutes for the first body alone.
@@ -121,7 +126,7 @@ describe('HTML bodies: linear text conversion and the size cap', () => {
       expect(htmlToText('a < b and 3<4 <3')).toBe('a < b and 3<4 <3');
       expect(htmlToText('before <b unterminated tag')).toBe('before');
       expect(htmlToText('x <!-- never closed')).toBe('x');
-      expect(htmlToText('<a href=unquoted>u</a> <A HREF=\'single\'>s</A>')).toBe('u (unquoted) s (single)');
+      expect(htmlToText("<a href=unquoted>u</a> <A HREF='single'>s</A>")).toBe('u (unquoted) s (single)');
       expect(htmlToText('<a href="https://x.test"><img src="logo.png"></a>')).toBe('https://x.test');
       expect(htmlToText('<script>never closed <p>hidden')).toBe('');
     });

@@ -22,7 +22,12 @@ function deepJson(depth: number): string {
  * resolves with the status the server answers. A server that reads the body before it authenticates
  * never answers (it waits for the rest); one that authenticates first answers at once.
  */
-function answerBeforeBody(url: string, headers: Record<string, string>, contentLength: number, sent: number): Promise<{ status: number; body: string }> {
+function answerBeforeBody(
+  url: string,
+  headers: Record<string, string>,
+  contentLength: number,
+  sent: number,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${url}/contacts`, {
       method: 'POST',
@@ -62,7 +67,10 @@ describe('mail input refused before routes: size per route, authentication first
   });
 
   it('an unauthenticated 10 MB body of garbage is a 401, not a parse error', async () => {
-    const res = await request(t.url).post('/v1/send').set('Content-Type', 'application/json').send('x'.repeat(10 * 1024 * 1024));
+    const res = await request(t.url)
+      .post('/v1/send')
+      .set('Content-Type', 'application/json')
+      .send('x'.repeat(10 * 1024 * 1024));
     expectMailError(res, 401, 'UNAUTHORIZED', 'missing API key', { suggestion: /Bearer/ });
   });
 
@@ -81,7 +89,11 @@ describe('mail input refused before routes: size per route, authentication first
   });
 
   it('JSON nested 2,000 levels deep is a 422 VALIDATION_ERROR, not a 500', async () => {
-    const res = await request(t.url).post('/contacts').set(bearer(project.secretKey)).set('Content-Type', 'application/json').send(deepJson(2000));
+    const res = await request(t.url)
+      .post('/contacts')
+      .set(bearer(project.secretKey))
+      .set('Content-Type', 'application/json')
+      .send(deepJson(2000));
     expect(res.status).toBe(422);
     expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', errors: [expect.objectContaining({ code: 'maxDepth' })] });
   });
@@ -108,11 +120,20 @@ describe('request logs keep secrets out', () => {
     try {
       await api.ready;
       const url = `http://127.0.0.1:${port}`;
-      const token = new UnsubscribeLinks(env.config).tokenFor('00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002');
+      const token = new UnsubscribeLinks(env.config).tokenFor(
+        '00000000-0000-4000-8000-000000000001',
+        '00000000-0000-4000-8000-000000000002',
+      );
       await request(url).get(`/unsubscribe/${token}`);
-      await request(url).get('/contacts?search=secret-search-text').set(bearer(`sk_${'1'.repeat(48)}`));
+      await request(url)
+        .get('/contacts?search=secret-search-text')
+        .set(bearer(`sk_${'1'.repeat(48)}`));
       // Both requests are logged (pino-http logs on response end).
-      await waitFor(() => (api.output().includes('/contacts?search=') && api.output().includes('/unsubscribe/') ? true : null), 5_000, 'two request log lines');
+      await waitFor(
+        () => (api.output().includes('/contacts?search=') && api.output().includes('/unsubscribe/') ? true : null),
+        5_000,
+        'two request log lines',
+      );
       const output = api.output();
       expect(output).toContain('/unsubscribe/[redacted]');
       expect(output).not.toContain(token);

@@ -13,10 +13,13 @@ const INVALID = ['invalid API key', { suggestion: "send `Authorization: Bearer <
  */
 async function insertProjectBehindTheCache(t: MailTestApp, keys: ProjectKeyPair): Promise<void> {
   const stored = storedKeyPair(keys);
-  await t.app.get(DataSource).query(
-    `INSERT INTO projects (name, secret_key_hash, public_key_hash, secret_key_prefix) VALUES ('Behind the cache', $1, $2, $3)`,
-    [stored.secretKeyHash, stored.publicKeyHash, stored.secretKeyPrefix],
-  );
+  await t.app
+    .get(DataSource)
+    .query(`INSERT INTO projects (name, secret_key_hash, public_key_hash, secret_key_prefix) VALUES ('Behind the cache', $1, $2, $3)`, [
+      stored.secretKeyHash,
+      stored.publicKeyHash,
+      stored.secretKeyPrefix,
+    ]);
 }
 
 describe('unknown API keys are remembered for MAIL_KEY_NEGATIVE_CACHE_TTL_SECONDS (issue #11, 15)', () => {
@@ -36,7 +39,12 @@ describe('unknown API keys are remembered for MAIL_KEY_NEGATIVE_CACHE_TTL_SECOND
     await insertProjectBehindTheCache(t, keys);
     // Had this request queried Postgres, it would have found the project.
     expectMailError(await request(t.url).get('/contacts').set(bearer(keys.secretKey)), 401, 'INVALID_API_KEY', ...INVALID);
-    expectMailError(await request(t.url).post('/v1/track').set(bearer(keys.secretKey)).send({ email: 'a@example.com', event: 'x' }), 401, 'INVALID_API_KEY', ...INVALID);
+    expectMailError(
+      await request(t.url).post('/v1/track').set(bearer(keys.secretKey)).send({ email: 'a@example.com', event: 'x' }),
+      401,
+      'INVALID_API_KEY',
+      ...INVALID,
+    );
     // The pair's other key was never seen, so it is looked up, and found.
     await request(t.url).post('/v1/track').set(bearer(keys.publicKey)).send({ email: 'a@example.com', event: 'x' }).expect(200);
   });

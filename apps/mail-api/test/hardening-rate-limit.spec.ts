@@ -30,7 +30,11 @@ describe('public keys have their own rate limit, per project and per client addr
   beforeAll(async () => {
     // The test client stands in for a proxy on loopback, so X-Forwarded-For names the client.
     t = await startMailApp({
-      env: { MAIL_RATE_LIMIT_PER_MINUTE: String(LIMIT), MAIL_PUBLIC_RATE_LIMIT_PER_IP_PER_MINUTE: String(PER_CLIENT), TRUST_PROXY: '127.0.0.1,::1' },
+      env: {
+        MAIL_RATE_LIMIT_PER_MINUTE: String(LIMIT),
+        MAIL_PUBLIC_RATE_LIMIT_PER_IP_PER_MINUTE: String(PER_CLIENT),
+        TRUST_PROXY: '127.0.0.1,::1',
+      },
     });
   });
   afterAll(async () => {
@@ -56,13 +60,19 @@ describe('public keys have their own rate limit, per project and per client addr
   it('the secret key spends nothing of the public budget', async () => {
     const p = await createProject(t, 'Busy backend');
     for (let i = 0; i < LIMIT; i += 1) await request(t.url).get('/contacts').set(bearer(p.secretKey)).expect(200);
-    expectMailError(await request(t.url).get('/contacts').set(bearer(p.secretKey)), 429, 'RATE_LIMIT_EXCEEDED', `rate limit exceeded: ${LIMIT} requests per minute per project`, {
-      suggestion: /^retry after \d+ s$/,
-    });
+    expectMailError(
+      await request(t.url).get('/contacts').set(bearer(p.secretKey)),
+      429,
+      'RATE_LIMIT_EXCEEDED',
+      `rate limit exceeded: ${LIMIT} requests per minute per project`,
+      {
+        suggestion: /^retry after \d+ s$/,
+      },
+    );
     expect((await trackFrom(p.publicKey, '198.51.100.1')).status).toBe(200);
   });
 
-  it('one client address cannot spend the project\'s public budget alone; a refused request spends none of it', async () => {
+  it("one client address cannot spend the project's public budget alone; a refused request spends none of it", async () => {
     const p = await createProject(t, 'Per client');
     const first = await trackFrom(p.publicKey, '198.51.100.7').expect(200);
     // The answer names the tighter of the two budgets: the client's (3 - 1) before the project's (5 - 1).

@@ -35,7 +35,8 @@ describe('POST /v1/send: rendering amplification', () => {
 
   const base = { to: 'x@example.net', from: `a@${DOMAIN}`, subject: 'hello' };
   const send = (body: object) => request(t.url).post('/v1/send').set(bearer(p.secretKey)).send(body);
-  const counts = async () => (await db.query('SELECT (SELECT count(*) FROM emails)::int AS emails, (SELECT count(*) FROM contacts)::int AS contacts'))[0];
+  const counts = async () =>
+    (await db.query('SELECT (SELECT count(*) FROM emails)::int AS emails, (SELECT count(*) FROM contacts)::int AS contacts'))[0];
 
   it('`data` over 64 KB serialized is a 422; exactly 64 KB is accepted', async () => {
     // {"x":"…"} is the value plus 8 bytes.
@@ -47,7 +48,12 @@ describe('POST /v1/send: rendering amplification', () => {
   it('a body rendering to hundreds of MB per recipient is a 422 at request time, and nothing is written', async () => {
     const before = await counts();
     // 500 KB of placeholders times a 60 KB value: 6 GB per recipient if it were rendered.
-    const res = await send({ ...base, to: ['r1@example.net', 'r2@example.net'], body: '{{x}}'.repeat(100_000), data: { x: 'y'.repeat(60_000) } });
+    const res = await send({
+      ...base,
+      to: ['r1@example.net', 'r2@example.net'],
+      body: '{{x}}'.repeat(100_000),
+      data: { x: 'y'.repeat(60_000) },
+    });
     expectValidationError(res, [{ field: 'body', code: 'maxRenderedSize', message: /r1@example\.net/ }]);
     expect(await counts()).toEqual(before);
   });
@@ -85,7 +91,12 @@ describe('POST /v1/send: rendering amplification', () => {
       .set(bearer(p.secretKey))
       .send({ name: 'Amplifier', subject: '{{s}}{{s}}', body: '<p>{{x}}</p>'.repeat(20) })
       .expect(201);
-    const res = await send({ template: template.body.id, to: 'x@example.net', from: `a@${DOMAIN}`, data: { s: 's'.repeat(600), x: 'y'.repeat(30_000) } });
+    const res = await send({
+      template: template.body.id,
+      to: 'x@example.net',
+      from: `a@${DOMAIN}`,
+      data: { s: 's'.repeat(600), x: 'y'.repeat(30_000) },
+    });
     expectValidationError(res, [
       { field: 'subject', code: 'maxRenderedLength' },
       { field: 'body', code: 'maxRenderedSize' },

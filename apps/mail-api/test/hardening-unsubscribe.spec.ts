@@ -57,7 +57,7 @@ describe('unsubscribe links: GET asks, only POST unsubscribes (issue #11, 16)', 
     expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
   });
 
-  it('the form\'s POST (urlencoded, from a browser) unsubscribes and answers a confirmation page', async () => {
+  it("the form's POST (urlencoded, from a browser) unsubscribes and answers a confirmation page", async () => {
     const { id, link } = await newContact('clicked@example.net');
     const page = await request(t.url).get(link).expect(200);
     // Submit the form as a browser would: its action, resolved against the page's URL.
@@ -79,7 +79,9 @@ describe('unsubscribe links: GET asks, only POST unsubscribes (issue #11, 16)', 
   it('reflects nothing unescaped: a hostile token is refused before any page, and the page escapes what it shows', async () => {
     for (const bad of ['%3Cscript%3Ealert(1)%3C%2Fscript%3E', '%22%3E%3Cimg%20src%3Dx%3E']) {
       const res = await request(t.url).get(`/unsubscribe/${bad}`);
-      expectMailError(res, 400, 'INVALID_UNSUBSCRIBE_LINK', 'invalid unsubscribe link', { suggestion: 'use the complete link from the email' });
+      expectMailError(res, 400, 'INVALID_UNSUBSCRIBE_LINK', 'invalid unsubscribe link', {
+        suggestion: 'use the complete link from the email',
+      });
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.text).not.toMatch(/<script|<img/);
     }

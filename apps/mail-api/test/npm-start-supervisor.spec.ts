@@ -64,7 +64,11 @@ describe('npm start supervises the services it runs', () => {
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
     // The new worker is consuming again.
-    await waitFor(() => (output.split('mail worker consuming').length === 3 ? true : null), 20_000, `the new worker to consume:\n${output}`);
+    await waitFor(
+      () => (output.split('mail worker consuming').length === 3 ? true : null),
+      20_000,
+      `the new worker to consume:\n${output}`,
+    );
   });
 
   it('SIGTERM stops everything cleanly (exit 0), with no restart', async () => {

@@ -13,7 +13,12 @@ const sha256 = (value: string) => createHash('sha256').update(value).digest('hex
 async function cli(t: MailTestEnv, ...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runMailCli(argv, t.config, (l) => out.push(l), (l) => err.push(l));
+  const code = await runMailCli(
+    argv,
+    t.config,
+    (l) => out.push(l),
+    (l) => err.push(l),
+  );
   return { code, out, err };
 }
 

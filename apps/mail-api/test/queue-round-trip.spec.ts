@@ -28,7 +28,13 @@ describe('mail BullMQ round trip through a real Redis', () => {
     const handlers = worker.get(WorkerRunner).discoverHandlers();
     expect([...handlers.keys()].sort()).toEqual([MailQueue.Email, MailQueue.Maintenance].sort());
     expect([...(handlers.get(MailQueue.Maintenance)?.keys() ?? [])].sort()).toEqual(
-      [MaintenanceJob.WorkerHeartbeat, MailMaintenanceJob.RecheckDomains, MailMaintenanceJob.RequeueEmails, MailMaintenanceJob.PurgeIdempotencyKeys, MailMaintenanceJob.PurgeSendRequests].sort(),
+      [
+        MaintenanceJob.WorkerHeartbeat,
+        MailMaintenanceJob.RecheckDomains,
+        MailMaintenanceJob.RequeueEmails,
+        MailMaintenanceJob.PurgeIdempotencyKeys,
+        MailMaintenanceJob.PurgeSendRequests,
+      ].sort(),
     );
     expect([...(handlers.get(MailQueue.Email)?.keys() ?? [])]).toEqual([MailEmailJob.Deliver]);
   });
@@ -37,18 +43,20 @@ describe('mail BullMQ round trip through a real Redis', () => {
     expect(await worker.get(WorkerRunner).start({ concurrency: 2, queues: [MailQueue.Maintenance] })).toEqual([MailQueue.Maintenance]);
     const probeId = randomUUID();
     const requestedAt = new Date().toISOString();
-    const jobId = await api.app
-      .get(QueueService)
-      .add(MailQueue.Maintenance, MaintenanceJob.WorkerHeartbeat, { probeId, requestedAt });
+    const jobId = await api.app.get(QueueService).add(MailQueue.Maintenance, MaintenanceJob.WorkerHeartbeat, { probeId, requestedAt });
     expect(jobId).toBeDefined();
     const answer = await waitFor(() => redis.get(heartbeatKey(api.config.queuePrefix, probeId)), 10_000, 'the heartbeat answer');
     expect(JSON.parse(answer)).toMatchObject({ requestedAt, pid: process.pid });
     // The answer is written while the job runs; its completion is recorded just after.
     const queue = api.app.get(QueueService).queue(MailQueue.Maintenance);
-    const job = await waitFor(async () => {
-      const j = await queue.getJob(jobId!);
-      return j?.finishedOn ? j : null;
-    }, 10_000, 'the job to finish');
+    const job = await waitFor(
+      async () => {
+        const j = await queue.getJob(jobId!);
+        return j?.finishedOn ? j : null;
+      },
+      10_000,
+      'the job to finish',
+    );
     expect(await job.getState()).toBe('completed');
     expect(job.returnvalue).toEqual({ processedAt: expect.any(String) });
   });
@@ -57,10 +65,14 @@ describe('mail BullMQ round trip through a real Redis', () => {
     const queue = api.app.get(QueueService).queue(MailQueue.Maintenance);
     const job = await queue.add('no.such.job', {}, { attempts: 3 });
     // Waits for the job to finish either way (a retried attempt is not finished), then checks how.
-    const finished = await waitFor(async () => {
-      const j = await queue.getJob(job.id!);
-      return j?.finishedOn ? j : null;
-    }, 10_000, 'the job to finish');
+    const finished = await waitFor(
+      async () => {
+        const j = await queue.getJob(job.id!);
+        return j?.finishedOn ? j : null;
+      },
+      10_000,
+      'the job to finish',
+    );
     expect(await finished.getState()).toBe('failed');
     expect(finished.failedReason).toBe(`no handler for job ${MailQueue.Maintenance}/no.such.job`);
     expect(finished.attemptsMade).toBe(1);

@@ -98,7 +98,11 @@ describe('mail rate limit when Redis goes away', () => {
       suggestion: /^retry after \d+ s$/,
     });
     // The public key's own budget is counted in memory too.
-    const tracked = await request(t.url).post('/v1/track').set(bearer(p.publicKey)).send({ email: 'offline@example.com', event: 'x' }).expect(200);
+    const tracked = await request(t.url)
+      .post('/v1/track')
+      .set(bearer(p.publicKey))
+      .send({ email: 'offline@example.com', event: 'x' })
+      .expect(200);
     expectRateHeaders(tracked, LIMIT - 1);
   });
 });

@@ -93,23 +93,35 @@ describe('mail job schedulers (real worker processes)', () => {
     expect(await get()).toMatchObject({ status: 'PENDING', lastCheckedAt: null });
     await startWorker('A');
     // The first run comes at start: nothing is published yet, so the check fails.
-    const checked = await waitFor(async () => {
-      const d = await get();
-      return d.lastCheckedAt ? d : null;
-    }, 20_000, 'the first scheduled recheck');
+    const checked = await waitFor(
+      async () => {
+        const d = await get();
+        return d.lastCheckedAt ? d : null;
+      },
+      20_000,
+      'the first scheduled recheck',
+    );
     expect(checked).toMatchObject({ status: 'FAILED', verified: false });
     publishRecords(dns, domain.records);
     // Nobody calls verify: only a later scheduled run can find the records.
-    const verified = await waitFor(async () => {
-      const d = await get();
-      return d.status === 'VERIFIED' ? d : null;
-    }, (RECHECK_SECONDS + 10) * 1000, 'a later scheduled recheck to verify the domain');
+    const verified = await waitFor(
+      async () => {
+        const d = await get();
+        return d.status === 'VERIFIED' ? d : null;
+      },
+      (RECHECK_SECONDS + 10) * 1000,
+      'a later scheduled recheck to verify the domain',
+    );
     expect(verified).toMatchObject({ verified: true });
     // The run's completion is recorded in Redis just after its update commits. One domain is pending here.
-    const verifying = await waitFor(async () => {
-      const runs = (await scheduledRuns(queue, MailMaintenanceJob.RecheckDomains)).filter((j) => j.returnvalue?.verified > 0);
-      return runs.length > 0 ? runs : null;
-    }, 10_000, 'the verifying run to complete');
+    const verifying = await waitFor(
+      async () => {
+        const runs = (await scheduledRuns(queue, MailMaintenanceJob.RecheckDomains)).filter((j) => j.returnvalue?.verified > 0);
+        return runs.length > 0 ? runs : null;
+      },
+      10_000,
+      'the verifying run to complete',
+    );
     expect(verifying.map((j) => j.returnvalue)).toEqual([{ checked: 1, verified: 1 }]);
   }, 60_000);
 

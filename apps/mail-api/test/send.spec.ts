@@ -54,13 +54,18 @@ describe('POST /v1/send', () => {
 
   async function startWorker(): Promise<void> {
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [MailQueue.Email], queueOptions: { [MailQueue.Email]: emailQueueWorkerOptions(t.config) } });
+    await worker
+      .get(WorkerRunner)
+      .start({ queues: [MailQueue.Email], queueOptions: { [MailQueue.Email]: emailQueueWorkerOptions(t.config) } });
   }
 
   const send = (body: object, headers: Record<string, string> = {}) => request(t.url).post('/v1/send').set(auth).set(headers).send(body);
   const emailRowsOf = (ids: string[]) =>
-    db.query(`SELECT id, status, to_email, to_name, from_email, from_name, reply_to, subject, html, type, template_id, contact_id
-                FROM emails WHERE id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], id)`, [ids]);
+    db.query(
+      `SELECT id, status, to_email, to_name, from_email, from_name, reply_to, subject, html, type, template_id, contact_id
+                FROM emails WHERE id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], id)`,
+      [ids],
+    );
   const resolver = async (name: string) => {
     const record = domain.records.find((r) => r.name === name);
     if (record) return [record.value.match(/.{1,250}/g)];
@@ -88,19 +93,41 @@ describe('POST /v1/send', () => {
       const ids = res.body.data.emails.map((e: { email: string }) => e.email);
       const rows = await emailRowsOf(ids);
       expect(rows).toEqual([
-        expect.objectContaining({ status: 'QUEUED', to_email: 'first@example.net', to_name: null, from_email: `hello@${DOMAIN}`, type: 'TRANSACTIONAL' }),
-        expect.objectContaining({ status: 'QUEUED', to_email: 'second@example.net', to_name: 'Second Person', contact_id: res.body.data.emails[1].contact.id }),
+        expect.objectContaining({
+          status: 'QUEUED',
+          to_email: 'first@example.net',
+          to_name: null,
+          from_email: `hello@${DOMAIN}`,
+          type: 'TRANSACTIONAL',
+        }),
+        expect.objectContaining({
+          status: 'QUEUED',
+          to_email: 'second@example.net',
+          to_name: 'Second Person',
+          contact_id: res.body.data.emails[1].contact.id,
+        }),
       ]);
     });
 
     it('creates new recipients as unsubscribed contacts, keeps existing contacts as they are, and `subscribed` sets both', async () => {
       await request(t.url).post('/contacts').set(auth).send({ email: 'known@example.net', subscribed: true }).expect(201);
-      const res = await send({ to: ['known@example.net', 'new-one@example.net'], from: `hello@${DOMAIN}`, subject: 's', body: 'b' }).expect(200);
+      const res = await send({ to: ['known@example.net', 'new-one@example.net'], from: `hello@${DOMAIN}`, subject: 's', body: 'b' }).expect(
+        200,
+      );
       const [known, fresh] = res.body.data.emails.map((e: { contact: { id: string } }) => e.contact.id);
       expect((await request(t.url).get(`/contacts/${known}`).set(auth).expect(200)).body.subscribed).toBe(true);
-      expect((await request(t.url).get(`/contacts/${fresh}`).set(auth).expect(200)).body).toMatchObject({ email: 'new-one@example.net', subscribed: false });
+      expect((await request(t.url).get(`/contacts/${fresh}`).set(auth).expect(200)).body).toMatchObject({
+        email: 'new-one@example.net',
+        subscribed: false,
+      });
 
-      const opted = await send({ to: ['new-one@example.net', 'opted@example.net'], from: `hello@${DOMAIN}`, subject: 's', body: 'b', subscribed: true }).expect(200);
+      const opted = await send({
+        to: ['new-one@example.net', 'opted@example.net'],
+        from: `hello@${DOMAIN}`,
+        subject: 's',
+        body: 'b',
+        subscribed: true,
+      }).expect(200);
       for (const e of opted.body.data.emails) {
         expect((await request(t.url).get(`/contacts/${e.contact.id}`).set(auth).expect(200)).body.subscribed).toBe(true);
       }
@@ -216,13 +243,21 @@ describe('POST /v1/send', () => {
       const before = await db.query('SELECT count(*)::int AS n FROM emails');
       for (const from of ['news@pending.example.com', 'news@unknown.example.com', `news@sub.${DOMAIN}`]) {
         const res = await send({ to: 'x@example.net', from, subject: 's', body: 'b' });
-        expectMailError(res, 403, 'DOMAIN_NOT_VERIFIED', new RegExp(`^sender domain ${from.split('@')[1].replace(/\./g, '\\.')} is not verified`));
+        expectMailError(
+          res,
+          403,
+          'DOMAIN_NOT_VERIFIED',
+          new RegExp(`^sender domain ${from.split('@')[1].replace(/\./g, '\\.')} is not verified`),
+        );
       }
       expect(await db.query('SELECT count(*)::int AS n FROM emails')).toEqual(before);
     });
 
     it('a public key is refused (403 SECRET_KEY_REQUIRED)', async () => {
-      const res = await request(t.url).post('/v1/send').set(bearer(p.publicKey)).send({ to: 'x@example.net', from: `a@${DOMAIN}`, subject: 's', body: 'b' });
+      const res = await request(t.url)
+        .post('/v1/send')
+        .set(bearer(p.publicKey))
+        .send({ to: 'x@example.net', from: `a@${DOMAIN}`, subject: 's', body: 'b' });
       expectMailError(res, 403, 'SECRET_KEY_REQUIRED', /requires the secret key/);
     });
 
@@ -231,28 +266,55 @@ describe('POST /v1/send', () => {
       ['no to', { ...base, to: undefined }, [{ field: 'to', code: 'isDefined' }]],
       ['a bad address in a to list', { ...base, to: ['ok@example.net', 'not-an-email'] }, [{ field: 'to[1]', code: 'isEmail' }]],
       ['a bad {name, email}', { ...base, to: { name: 'X', email: 'nope' } }, [{ field: 'to.email', code: 'isEmail' }]],
-      ['too many recipients', { ...base, to: Array.from({ length: 51 }, (_, i) => `r${i}@example.net`) }, [{ field: 'to', code: 'arraySize' }]],
-      ['no subject, body or from without a template', { to: 'x@example.net' }, [
-        { field: 'from', code: 'isDefined' }, { field: 'subject', code: 'isDefined' }, { field: 'body', code: 'isDefined' },
-      ]],
-      ['a CR/LF in a header value', { ...base, headers: { 'X-Evil': 'a\r\nBcc: victim@example.com' } }, [{ field: 'headers.X-Evil', code: 'hasNoLineBreak' }]],
+      [
+        'too many recipients',
+        { ...base, to: Array.from({ length: 51 }, (_, i) => `r${i}@example.net`) },
+        [{ field: 'to', code: 'arraySize' }],
+      ],
+      [
+        'no subject, body or from without a template',
+        { to: 'x@example.net' },
+        [
+          { field: 'from', code: 'isDefined' },
+          { field: 'subject', code: 'isDefined' },
+          { field: 'body', code: 'isDefined' },
+        ],
+      ],
+      [
+        'a CR/LF in a header value',
+        { ...base, headers: { 'X-Evil': 'a\r\nBcc: victim@example.com' } },
+        [{ field: 'headers.X-Evil', code: 'hasNoLineBreak' }],
+      ],
       ['a structural header', { ...base, headers: { 'Message-ID': '<x@y>' } }, [{ field: 'headers.Message-ID', code: 'isReservedHeader' }]],
       ['an invalid header name', { ...base, headers: { 'Bad Name': 'v' } }, [{ field: 'headers.Bad Name', code: 'isHeaderName' }]],
       ['a bad reply address', { ...base, reply: 'nope' }, [{ field: 'reply', code: 'isEmail' }]],
       ['a subject with a line break', { ...base, subject: 'a\nb' }, [{ field: 'subject', code: 'matches' }]],
-      ['eleven attachments', { ...base, attachments: Array.from({ length: 11 }, (_, i) => ({ filename: `f${i}.txt`, content: 'aGk=' })) }, [
-        { field: 'attachments', code: 'arrayMaxSize' },
-      ]],
-      ['attachments over 10 MB in total', { ...base, attachments: [
-        { filename: 'a.bin', content: Buffer.alloc(6 * 1024 * 1024).toString('base64') },
-        { filename: 'b.bin', content: Buffer.alloc(5 * 1024 * 1024).toString('base64') },
-      ] }, [{ field: 'attachments', code: 'maxTotalSize' }]],
-      ['an attachment that is not base64', { ...base, attachments: [{ filename: 'a.txt', content: 'not base64!' }] }, [
-        { field: 'attachments[0].content', code: 'isBase64' },
-      ]],
-      ['an attachment with an empty filename', { ...base, attachments: [{ filename: '', content: 'aGk=' }] }, [
-        { field: 'attachments[0].filename', code: 'isNotEmpty' },
-      ]],
+      [
+        'eleven attachments',
+        { ...base, attachments: Array.from({ length: 11 }, (_, i) => ({ filename: `f${i}.txt`, content: 'aGk=' })) },
+        [{ field: 'attachments', code: 'arrayMaxSize' }],
+      ],
+      [
+        'attachments over 10 MB in total',
+        {
+          ...base,
+          attachments: [
+            { filename: 'a.bin', content: Buffer.alloc(6 * 1024 * 1024).toString('base64') },
+            { filename: 'b.bin', content: Buffer.alloc(5 * 1024 * 1024).toString('base64') },
+          ],
+        },
+        [{ field: 'attachments', code: 'maxTotalSize' }],
+      ],
+      [
+        'an attachment that is not base64',
+        { ...base, attachments: [{ filename: 'a.txt', content: 'not base64!' }] },
+        [{ field: 'attachments[0].content', code: 'isBase64' }],
+      ],
+      [
+        'an attachment with an empty filename',
+        { ...base, attachments: [{ filename: '', content: 'aGk=' }] },
+        [{ field: 'attachments[0].filename', code: 'isNotEmpty' }],
+      ],
     ];
     it.each(cases)('422 VALIDATION_ERROR for %s', async (_name, body, fields) => {
       expectValidationError(await send(body), fields);
@@ -265,13 +327,16 @@ describe('POST /v1/send', () => {
     });
 
     it('a malformed Idempotency-Key is a 422', async () => {
-      expectValidationError(await send(base, { 'Idempotency-Key': 'x'.repeat(256) }), [{ field: 'Idempotency-Key', code: 'isIdempotencyKey' }]);
+      expectValidationError(await send(base, { 'Idempotency-Key': 'x'.repeat(256) }), [
+        { field: 'Idempotency-Key', code: 'isIdempotencyKey' },
+      ]);
     });
   });
 
   describe('Idempotency-Key', () => {
     const body = { to: ['idem-a@example.net', 'idem-b@example.net'], from: `a@${DOMAIN}`, subject: 'once', body: 'only once' };
-    const countFor = async (subject: string) => (await db.query('SELECT count(*)::int AS n FROM emails WHERE subject = $1', [subject]))[0].n;
+    const countFor = async (subject: string) =>
+      (await db.query('SELECT count(*)::int AS n FROM emails WHERE subject = $1', [subject]))[0].n;
 
     it('a replay returns the first answer and writes nothing; the worker delivers each email once', async () => {
       const first = await send(body, { 'Idempotency-Key': 'order-1' }).expect(200);
@@ -307,8 +372,12 @@ describe('POST /v1/send', () => {
     it('keys are per project, a failed request does not use the key up, and a key older than 24 h is taken anew', async () => {
       const other = await createProject(t, 'Other');
       await addVerifiedDomain(t, dns, other.secretKey, 'other-send.example.com');
-      await request(t.url).post('/v1/send').set(bearer(other.secretKey)).set('Idempotency-Key', 'order-4')
-        .send({ ...body, from: 'a@other-send.example.com', subject: 'per project' }).expect(200);
+      await request(t.url)
+        .post('/v1/send')
+        .set(bearer(other.secretKey))
+        .set('Idempotency-Key', 'order-4')
+        .send({ ...body, from: 'a@other-send.example.com', subject: 'per project' })
+        .expect(200);
       await send({ ...body, subject: 'per project' }, { 'Idempotency-Key': 'order-4' }).expect(200);
       expect(await countFor('per project')).toBe(4);
 
@@ -336,12 +405,22 @@ describe('POST /v1/send', () => {
       const recent = await send({ ...base, to: 'h5@example.net' }).expect(200);
       const idsOf = (res: request.Response) => res.body.data.emails.map((e: { email: string }) => e.email);
       const requestOf = async (id: string) => (await db.query('SELECT send_request_id FROM emails WHERE id = $1', [id]))[0].send_request_id;
-      const [finishedRequest, pendingRequest, recentRequest] = [await requestOf(idsOf(finished)[0]), await requestOf(idsOf(pending)[0]), await requestOf(idsOf(recent)[0])];
-      await db.query(`UPDATE emails SET status = 'SENT' WHERE id = ANY($1::uuid[])`, [[...idsOf(finished), idsOf(pending)[0], ...idsOf(recent)]]);
-      await db.query(`UPDATE send_requests SET created_at = now() - interval '2 days' WHERE id = ANY($1::uuid[])`, [[finishedRequest, pendingRequest]]);
+      const [finishedRequest, pendingRequest, recentRequest] = [
+        await requestOf(idsOf(finished)[0]),
+        await requestOf(idsOf(pending)[0]),
+        await requestOf(idsOf(recent)[0]),
+      ];
+      await db.query(`UPDATE emails SET status = 'SENT' WHERE id = ANY($1::uuid[])`, [
+        [...idsOf(finished), idsOf(pending)[0], ...idsOf(recent)],
+      ]);
+      await db.query(`UPDATE send_requests SET created_at = now() - interval '2 days' WHERE id = ANY($1::uuid[])`, [
+        [finishedRequest, pendingRequest],
+      ]);
 
       expect(await t.app.get(SendJobs).purgeSendRequests()).toEqual({ deleted: 1 });
-      const left = (await db.query('SELECT id FROM send_requests WHERE id = ANY($1::uuid[])', [[finishedRequest, pendingRequest, recentRequest]])).map((r: { id: string }) => r.id);
+      const left = (
+        await db.query('SELECT id FROM send_requests WHERE id = ANY($1::uuid[])', [[finishedRequest, pendingRequest, recentRequest]])
+      ).map((r: { id: string }) => r.id);
       expect(left.sort()).toEqual([pendingRequest, recentRequest].sort());
       expect(await requestOf(idsOf(finished)[0])).toBeNull();
       expect((await emailRowsOf(idsOf(finished)))[0]).toMatchObject({ status: 'SENT', subject: 'housekeeping' });

@@ -48,7 +48,9 @@ describe('renderTemplate', () => {
 
   it('escapeHtml escapes the substituted value, never the template or the fallback', () => {
     const vars = { name: `<b>"Tom" & 'Jerry'</b>`, obj: { html: '<i>' } };
-    expect(renderTemplate('<p title="x">{{name}}</p>', vars, html)).toBe('<p title="x">&lt;b&gt;&quot;Tom&quot; &amp; &#39;Jerry&#39;&lt;/b&gt;</p>');
+    expect(renderTemplate('<p title="x">{{name}}</p>', vars, html)).toBe(
+      '<p title="x">&lt;b&gt;&quot;Tom&quot; &amp; &#39;Jerry&#39;&lt;/b&gt;</p>',
+    );
     expect(renderTemplate('<p>{{ missing ?? <em>friend</em> }}</p>', vars, html)).toBe('<p><em>friend</em></p>');
     expect(renderTemplate('{{obj}}', vars, html)).toBe('{&quot;html&quot;:&quot;&lt;i&gt;&quot;}');
     expect(renderTemplate('{{name}}', vars, raw)).toBe(vars.name);
@@ -64,7 +66,9 @@ describe('renderTemplate', () => {
   });
 
   it('malformed placeholders are left as written', () => {
-    expect(renderTemplate('a {{ }} b {{bad name}} c {{ok}} {{ unclosed', { ok: 'OK' }, raw)).toBe('a {{ }} b {{bad name}} c OK {{ unclosed');
+    expect(renderTemplate('a {{ }} b {{bad name}} c {{ok}} {{ unclosed', { ok: 'OK' }, raw)).toBe(
+      'a {{ }} b {{bad name}} c OK {{ unclosed',
+    );
   });
 
   it('a 512 KB body with thousands of placeholders renders in one linear pass', () => {
@@ -97,7 +101,7 @@ describe('placeholderProblems', () => {
     expect(placeholderProblems('{{.a}}')).toEqual([invalid('{{.a}}')]);
     expect(placeholderProblems('{{a.}}')).toEqual([invalid('{{a.}}')]);
     expect(placeholderProblems('{{{a}}}')).toEqual([invalid('{{{a}}')]);
-    expect(placeholderProblems('x {{na$me}}', )).toEqual([invalid('{{na$me}}', 3)]);
+    expect(placeholderProblems('x {{na$me}}')).toEqual([invalid('{{na$me}}', 3)]);
   });
 
   it('lists several problems in order, at most 10, and shortens long excerpts', () => {

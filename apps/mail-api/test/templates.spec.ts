@@ -83,7 +83,11 @@ describe('mail /templates', () => {
         type: 'MARKETING',
         updatedAt: ISO,
       });
-      const cleared = await request(t.url).patch(`/templates/${created.id}`).set(auth).send({ from: null, fromName: null, description: null }).expect(200);
+      const cleared = await request(t.url)
+        .patch(`/templates/${created.id}`)
+        .set(auth)
+        .send({ from: null, fromName: null, description: null })
+        .expect(200);
       expect(cleared.body).toEqual({ ...set.body, from: null, fromName: null, description: null, updatedAt: ISO });
       const same = await request(t.url).patch(`/templates/${created.id}`).set(auth).send({}).expect(200);
       expect(same.body).toEqual(cleared.body);
@@ -93,7 +97,10 @@ describe('mail /templates', () => {
     });
 
     it('PATCH: null is a 422 for the required fields and type', async () => {
-      const res = await request(t.url).patch(`/templates/${created.id}`).set(auth).send({ name: null, subject: null, body: null, type: null });
+      const res = await request(t.url)
+        .patch(`/templates/${created.id}`)
+        .set(auth)
+        .send({ name: null, subject: null, body: null, type: null });
       expectValidationError(res, [
         { field: 'name', code: 'isString' },
         { field: 'name', code: 'isLength' },
@@ -109,7 +116,10 @@ describe('mail /templates', () => {
       const service = t.app.get(TemplatesService);
       const project = { id: p.id, name: p.name, keyKind: 'secret' as const };
       expect((await service.findById(project, created.id)).id).toBe(created.id);
-      await expect(service.findById(project, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ code: 'NOT_FOUND', status: 404 });
+      await expect(service.findById(project, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+        status: 404,
+      });
     });
 
     it('DELETE answers 204, then the template is gone', async () => {
@@ -122,7 +132,12 @@ describe('mail /templates', () => {
     it('a malformed or unknown id is a 404 on every route', async () => {
       for (const id of ['not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
         expectMailError(await request(t.url).get(`/templates/${id}`).set(auth), 404, 'NOT_FOUND', 'template not found');
-        expectMailError(await request(t.url).patch(`/templates/${id}`).set(auth).send({ name: 'x' }), 404, 'NOT_FOUND', 'template not found');
+        expectMailError(
+          await request(t.url).patch(`/templates/${id}`).set(auth).send({ name: 'x' }),
+          404,
+          'NOT_FOUND',
+          'template not found',
+        );
         expectMailError(await request(t.url).patch(`/templates/${id}`).set(auth).send({}), 404, 'NOT_FOUND', 'template not found');
         expectMailError(await request(t.url).delete(`/templates/${id}`).set(auth), 404, 'NOT_FOUND', 'template not found');
       }
@@ -150,14 +165,30 @@ describe('mail /templates', () => {
 
     it('pages newest first by an opaque cursor, with the total', async () => {
       const first = await request(t.url).get('/templates?limit=2').set(qAuth).expect(200);
-      expect(first.body).toEqual({ items: [expect.objectContaining({ id: ids[4] }), expect.objectContaining({ id: ids[3] })], nextCursor: expect.any(String), hasMore: true, total: 5 });
+      expect(first.body).toEqual({
+        items: [expect.objectContaining({ id: ids[4] }), expect.objectContaining({ id: ids[3] })],
+        nextCursor: expect.any(String),
+        hasMore: true,
+        total: 5,
+      });
       const second = await request(t.url).get(`/templates?limit=2&cursor=${first.body.nextCursor}`).set(qAuth).expect(200);
       expect(second.body.items.map((x: MailTemplate) => x.id)).toEqual([ids[2], ids[1]]);
       const last = await request(t.url).get(`/templates?limit=2&cursor=${second.body.nextCursor}`).set(qAuth).expect(200);
       expect(last.body).toEqual({ items: [expect.objectContaining({ id: ids[0] })], nextCursor: null, hasMore: false, total: 5 });
       const all = await request(t.url).get('/templates').set(qAuth).expect(200);
       expect(all.body.items).toHaveLength(5);
-      expect(all.body.items[0]).toEqual({ ...WELCOME, id: ids[4], name: 'SUMMER SALE 100%', type: 'MARKETING', description: null, from: null, fromName: null, replyTo: null, createdAt: ISO, updatedAt: ISO });
+      expect(all.body.items[0]).toEqual({
+        ...WELCOME,
+        id: ids[4],
+        name: 'SUMMER SALE 100%',
+        type: 'MARKETING',
+        description: null,
+        from: null,
+        fromName: null,
+        replyTo: null,
+        createdAt: ISO,
+        updatedAt: ISO,
+      });
     });
 
     it('filters by name substring (case-insensitive, LIKE characters literal) and type', async () => {
@@ -168,7 +199,12 @@ describe('mail /templates', () => {
       expect((await names('search=_')).total).toBe(0);
       expect((await names('type=MARKETING')).items.map((x: MailTemplate) => x.name)).toEqual(['SUMMER SALE 100%', 'Spring sale']);
       const both = await names('type=TRANSACTIONAL&search=order&limit=1');
-      expect(both).toEqual({ items: [expect.objectContaining({ name: 'Order Delivered' })], nextCursor: expect.any(String), hasMore: true, total: 2 });
+      expect(both).toEqual({
+        items: [expect.objectContaining({ name: 'Order Delivered' })],
+        nextCursor: expect.any(String),
+        hasMore: true,
+        total: 2,
+      });
     });
 
     it('422 for a bad limit, cursor or type', async () => {
@@ -191,7 +227,12 @@ describe('mail /templates', () => {
       const mine = await request(t.url).get('/templates').set(auth).expect(200);
       expect(mine.body.items.map((x: MailTemplate) => x.id)).not.toContain(ids[0]);
       expectMailError(await request(t.url).get(`/templates/${ids[0]}`).set(auth), 404, 'NOT_FOUND', 'template not found');
-      expectMailError(await request(t.url).patch(`/templates/${ids[0]}`).set(auth).send({ name: 'stolen' }), 404, 'NOT_FOUND', 'template not found');
+      expectMailError(
+        await request(t.url).patch(`/templates/${ids[0]}`).set(auth).send({ name: 'stolen' }),
+        404,
+        'NOT_FOUND',
+        'template not found',
+      );
       expectMailError(await request(t.url).delete(`/templates/${ids[0]}`).set(auth), 404, 'NOT_FOUND', 'template not found');
       expect((await request(t.url).get(`/templates/${ids[0]}`).set(qAuth).expect(200)).body.name).toBe('Order shipped');
     });
@@ -214,8 +255,14 @@ describe('mail /templates', () => {
         [{ name: '   ' }, { field: 'name', code: 'isLength', message: 'name must be longer than or equal to 1 characters' }],
         [{ name: 'n'.repeat(201) }, { field: 'name', code: 'isLength', message: 'name must be shorter than or equal to 200 characters' }],
         [{ name: 'a\u0000b' }, { field: 'name', code: 'hasNoNulCharacter', message: 'name must not contain NUL characters' }],
-        [{ subject: 's'.repeat(999) }, { field: 'subject', code: 'isLength', message: 'subject must be shorter than or equal to 998 characters' }],
-        [{ subject: 'Hi\r\nBcc: x@example.com' }, { field: 'subject', code: 'hasNoLineBreaks', message: 'subject must not contain line breaks (CR or LF)' }],
+        [
+          { subject: 's'.repeat(999) },
+          { field: 'subject', code: 'isLength', message: 'subject must be shorter than or equal to 998 characters' },
+        ],
+        [
+          { subject: 'Hi\r\nBcc: x@example.com' },
+          { field: 'subject', code: 'hasNoLineBreaks', message: 'subject must not contain line breaks (CR or LF)' },
+        ],
         [{ subject: 'line\nbreak' }, { field: 'subject', code: 'hasNoLineBreaks' }],
         [{ body: '' }, { field: 'body', code: 'isByteLength' }],
         [{ body: 'x'.repeat(512 * 1024 + 1) }, { field: 'body', code: 'isByteLength' }],
@@ -223,10 +270,19 @@ describe('mail /templates', () => {
         [{ body: 'é'.repeat(256 * 1024 + 1) }, { field: 'body', code: 'isByteLength' }],
         [{ from: 'not-an-email' }, { field: 'from', code: 'isEmail', message: 'from must be an email' }],
         [{ replyTo: 'nope@' }, { field: 'replyTo', code: 'isEmail', message: 'replyTo must be an email' }],
-        [{ fromName: 'n'.repeat(201) }, { field: 'fromName', code: 'maxLength', message: 'fromName must be shorter than or equal to 200 characters' }],
-        [{ fromName: 'Evil\nName' }, { field: 'fromName', code: 'hasNoLineBreaks', message: 'fromName must not contain line breaks (CR or LF)' }],
+        [
+          { fromName: 'n'.repeat(201) },
+          { field: 'fromName', code: 'maxLength', message: 'fromName must be shorter than or equal to 200 characters' },
+        ],
+        [
+          { fromName: 'Evil\nName' },
+          { field: 'fromName', code: 'hasNoLineBreaks', message: 'fromName must not contain line breaks (CR or LF)' },
+        ],
         [{ type: 'transactional' }, { field: 'type', code: 'isIn' }],
-        [{ description: 'd'.repeat(2001) }, { field: 'description', code: 'maxLength', message: 'description must be shorter than or equal to 2000 characters' }],
+        [
+          { description: 'd'.repeat(2001) },
+          { field: 'description', code: 'maxLength', message: 'description must be shorter than or equal to 2000 characters' },
+        ],
       ];
       for (const [override, error] of cases) expectValidationError(await create({ ...WELCOME, ...override }), [error]);
       expectValidationError(await create({ ...WELCOME, body: 42 }), [
@@ -248,13 +304,25 @@ describe('mail /templates', () => {
 
     it('malformed placeholders in subject or body: 422 invalidPlaceholder naming the problem', async () => {
       expectValidationError(await create({ ...WELCOME, body: '<p>Hi {{ name</p>' }), [
-        { field: 'body', code: 'invalidPlaceholder', message: 'body has an invalid placeholder: unclosed placeholder "{{ name</p>" at line 1, column 7: "{{" without "}}"' },
+        {
+          field: 'body',
+          code: 'invalidPlaceholder',
+          message: 'body has an invalid placeholder: unclosed placeholder "{{ name</p>" at line 1, column 7: "{{" without "}}"',
+        },
       ]);
       expectValidationError(await create({ ...WELCOME, subject: 'Hi {{ }}' }), [
-        { field: 'subject', code: 'invalidPlaceholder', message: 'subject has an invalid placeholder: empty placeholder "{{ }}" at line 1, column 4' },
+        {
+          field: 'subject',
+          code: 'invalidPlaceholder',
+          message: 'subject has an invalid placeholder: empty placeholder "{{ }}" at line 1, column 4',
+        },
       ]);
       expectValidationError(await create({ ...WELCOME, subject: '{{first name}}', body: '<p>\n{{ a..b }} {{ ?? x }}</p>' }), [
-        { field: 'subject', code: 'invalidPlaceholder', message: /^subject has an invalid placeholder: invalid placeholder name in "\{\{first name\}\}"/ },
+        {
+          field: 'subject',
+          code: 'invalidPlaceholder',
+          message: /^subject has an invalid placeholder: invalid placeholder name in "\{\{first name\}\}"/,
+        },
         {
           field: 'body',
           code: 'invalidPlaceholder',
@@ -285,7 +353,12 @@ describe('mail /templates', () => {
       request(t.url).delete(`/templates/${existing.body.id}`),
     ];
     for (const attempt of attempts) {
-      expectMailError(await attempt.set(bearer(p.publicKey)), 403, 'SECRET_KEY_REQUIRED', 'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track');
+      expectMailError(
+        await attempt.set(bearer(p.publicKey)),
+        403,
+        'SECRET_KEY_REQUIRED',
+        'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track',
+      );
     }
     expect((await request(t.url).get(`/templates/${existing.body.id}`).set(auth).expect(200)).body.name).toBe('Welcome');
     expect((await request(t.url).get('/templates')).status).toBe(401);

@@ -43,7 +43,9 @@ describe('TrackBatcher on Postgres', () => {
   let batcher: TrackBatcher;
   let ds: DataSource;
   const contactOf = async (email: string) =>
-    (await ds.query(`SELECT id, email, subscribed, data FROM contacts WHERE project_id = $1 AND lower(email) = lower($2)`, [p.id, email]))[0];
+    (
+      await ds.query(`SELECT id, email, subscribed, data FROM contacts WHERE project_id = $1 AND lower(email) = lower($2)`, [p.id, email])
+    )[0];
 
   beforeAll(async () => {
     t = await startMailApp();
@@ -56,7 +58,11 @@ describe('TrackBatcher on Postgres', () => {
   });
 
   it('calls made together are written in one transaction, each with its own event', async () => {
-    await request(t.url).post('/contacts').set(bearer(p.secretKey)).send({ email: 'known@example.com', subscribed: false, data: { plan: 'pro', old: 1 } }).expect(201);
+    await request(t.url)
+      .post('/contacts')
+      .set(bearer(p.secretKey))
+      .send({ email: 'known@example.com', subscribed: false, data: { plan: 'pro', old: 1 } })
+      .expect(201);
     const calls = [
       command(p.id, 'new1@example.com', 'signed-up', { plan: 'trial' }),
       command(p.id, 'Known@example.com', 'viewed', { old: null, seen: { value: 1, persistent: false } }),

@@ -22,7 +22,11 @@ describe('mail POST /v1/track and events', () => {
   });
 
   it('creates the contact (subscribed) and records the event; answers {success, data: {contact, event, timestamp}}', async () => {
-    const res = await track({ email: 'Lin@Example.com', event: 'signed-up', data: { plan: 'trial', source: { value: 'ad-42', persistent: false } } }).expect(200);
+    const res = await track({
+      email: 'Lin@Example.com',
+      event: 'signed-up',
+      data: { plan: 'trial', source: { value: 'ad-42', persistent: false } },
+    }).expect(200);
     expect(res.body).toEqual({
       success: true,
       data: { contact: expect.stringMatching(UUID), event: expect.stringMatching(UUID), timestamp: expect.stringMatching(ISO) },
@@ -54,18 +58,27 @@ describe('mail POST /v1/track and events', () => {
   });
 
   it('then updates that contact: persistent data merged, null deletes, flag kept unless given', async () => {
-    const first = await track({ email: 'mo@example.com', event: 'signed-up', subscribed: false, data: { plan: 'trial', seats: 2 } }).expect(200);
+    const first = await track({ email: 'mo@example.com', event: 'signed-up', subscribed: false, data: { plan: 'trial', seats: 2 } }).expect(
+      200,
+    );
     const id = first.body.data.contact;
     expect(await contact(id)).toMatchObject({ subscribed: false, data: { plan: 'trial', seats: 2 } });
 
-    const second = await track({ email: 'MO@example.com', event: 'upgraded', data: { plan: 'pro', seats: null, coupon: { value: 'X1', persistent: false } } }, p.secretKey).expect(200);
+    const second = await track(
+      { email: 'MO@example.com', event: 'upgraded', data: { plan: 'pro', seats: null, coupon: { value: 'X1', persistent: false } } },
+      p.secretKey,
+    ).expect(200);
     expect(second.body.data.contact).toBe(id);
     expect(second.body.data.event).not.toBe(first.body.data.event);
     const updated = await contact(id);
     expect(updated).toMatchObject({ email: 'mo@example.com', subscribed: false, data: { plan: 'pro' } });
 
     // Nothing to change: the contact is not written (updatedAt stays), the event is still recorded.
-    const third = await track({ email: 'mo@example.com', event: 'page-viewed', data: { plan: 'pro', path: { value: '/home', persistent: false } } }).expect(200);
+    const third = await track({
+      email: 'mo@example.com',
+      event: 'page-viewed',
+      data: { plan: 'pro', path: { value: '/home', persistent: false } },
+    }).expect(200);
     expect(third.body.data.contact).toBe(id);
     expect(await contact(id)).toEqual(updated);
 
@@ -82,7 +95,9 @@ describe('mail POST /v1/track and events', () => {
   });
 
   it('concurrent tracks of one new email create one contact and every event', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => track({ email: 'burst@example.com', event: 'burst', data: { [`k${i}`]: i } })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => track({ email: 'burst@example.com', event: 'burst', data: { [`k${i}`]: i } })),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(new Set(results.map((r) => r.body.data.contact)).size).toBe(1);
     expect(new Set(results.map((r) => r.body.data.event)).size).toBe(20);
@@ -184,7 +199,8 @@ describe('mail POST /v1/track and events', () => {
       });
       const page1 = (await request(t.url).get('/events/names?limit=2').set(bearer(q.secretKey)).expect(200)).body;
       expect(page1).toMatchObject({ hasMore: true, total: 3, nextCursor: expect.any(String) });
-      const page2 = (await request(t.url).get(`/events/names?limit=2&cursor=${page1.nextCursor}`).set(bearer(q.secretKey)).expect(200)).body;
+      const page2 = (await request(t.url).get(`/events/names?limit=2&cursor=${page1.nextCursor}`).set(bearer(q.secretKey)).expect(200))
+        .body;
       expect([...page1.items, ...page2.items].map((n: { name: string }) => n.name)).toEqual(['bought', 'clicked', 'viewed']);
       expect(page2).toMatchObject({ hasMore: false, nextCursor: null });
     });
@@ -199,7 +215,9 @@ describe('mail POST /v1/track and events', () => {
       expectValidationError(await request(t.url).get('/events/names?limit=0').set(auth), [{ field: 'limit', code: 'min' }]);
       expectValidationError(await request(t.url).get('/events?name=a%00').set(auth), [{ field: 'name', code: 'hasNoNulCharacter' }]);
       const nulCursor = Buffer.from('a\u0000').toString('base64url');
-      expectValidationError(await request(t.url).get(`/events/names?cursor=${nulCursor}`).set(auth), [{ field: 'cursor', code: 'hasNoNulCharacter' }]);
+      expectValidationError(await request(t.url).get(`/events/names?cursor=${nulCursor}`).set(auth), [
+        { field: 'cursor', code: 'hasNoNulCharacter' },
+      ]);
     });
   });
 });

@@ -60,7 +60,9 @@ describe('unsubscribe links', () => {
 
   it('POST accepts any body, or none', async () => {
     const id = await newContact(p, 'nobody@example.net');
-    await request(t.url).post(pathOf(links.urlFor(p.id, id))).expect(200);
+    await request(t.url)
+      .post(pathOf(links.urlFor(p.id, id)))
+      .expect(200);
     expect(await subscribed(p, id)).toBe(false);
   });
 
@@ -73,7 +75,9 @@ describe('unsubscribe links', () => {
     for (const bad of [flipped, token.slice(0, -2), forged, 'not-a-token', `${token}x`]) {
       for (const method of ['get', 'post'] as const) {
         const res = await request(t.url)[method](`/unsubscribe/${bad}`);
-        expectMailError(res, 400, 'INVALID_UNSUBSCRIBE_LINK', 'invalid unsubscribe link', { suggestion: 'use the complete link from the email' });
+        expectMailError(res, 400, 'INVALID_UNSUBSCRIBE_LINK', 'invalid unsubscribe link', {
+          suggestion: 'use the complete link from the email',
+        });
       }
     }
     expect(await subscribed(p, id)).toBe(true);
@@ -82,23 +86,33 @@ describe('unsubscribe links', () => {
   it('a valid link of a deleted or unknown contact answers 200 (nothing to unsubscribe, nothing leaked)', async () => {
     const id = await newContact(p, 'deleted@example.net');
     await request(t.url).delete(`/contacts/${id}`).set(bearer(p.secretKey)).expect(204);
-    await request(t.url).get(pathOf(links.urlFor(p.id, id))).expect(200);
-    await request(t.url).post(pathOf(links.urlFor(p.id, randomUUID()))).expect(200);
+    await request(t.url)
+      .get(pathOf(links.urlFor(p.id, id)))
+      .expect(200);
+    await request(t.url)
+      .post(pathOf(links.urlFor(p.id, randomUUID())))
+      .expect(200);
   });
 
   it('is scoped to the project the link was made for', async () => {
     const other = await createProject(t, 'Other');
     const id = await newContact(other, 'scoped@example.net');
     // A link signed for project p naming other's contact: valid signature, but no such contact in p.
-    await request(t.url).post(pathOf(links.urlFor(p.id, id))).expect(200);
+    await request(t.url)
+      .post(pathOf(links.urlFor(p.id, id)))
+      .expect(200);
     expect(await subscribed(other, id)).toBe(true);
-    await request(t.url).post(pathOf(links.urlFor(other.id, id))).expect(200);
+    await request(t.url)
+      .post(pathOf(links.urlFor(other.id, id)))
+      .expect(200);
     expect(await subscribed(other, id)).toBe(false);
   });
 
   it('does not count against the per-project API rate limit (no RateLimit headers)', async () => {
     const id = await newContact(p, 'ratelimit@example.net');
-    const res = await request(t.url).get(pathOf(links.urlFor(p.id, id))).expect(200);
+    const res = await request(t.url)
+      .get(pathOf(links.urlFor(p.id, id)))
+      .expect(200);
     expect(res.headers['ratelimit-limit']).toBeUndefined();
   });
 });

@@ -69,8 +69,17 @@ describe('mail POST /v1/verify against a real DNS server', () => {
     const data = await verify('ana@good-company.com');
     expect(data).toEqual(good('ana@good-company.com'));
     expect(Object.keys(data)).toEqual([
-      'email', 'valid', 'isDisposable', 'isAlias', 'isTypo', 'isPlusAddressed', 'isPersonalEmail',
-      'domainExists', 'hasWebsite', 'hasMxRecords', 'reasons',
+      'email',
+      'valid',
+      'isDisposable',
+      'isAlias',
+      'isTypo',
+      'isPlusAddressed',
+      'isPersonalEmail',
+      'domainExists',
+      'hasWebsite',
+      'hasMxRecords',
+      'reasons',
     ]);
     expect(dns.queries).toEqual(expect.arrayContaining(['NS good-company.com', 'MX good-company.com', 'A good-company.com']));
   });
@@ -85,7 +94,11 @@ describe('mail POST /v1/verify against a real DNS server', () => {
   });
 
   it('a personal (free provider) address', async () => {
-    expect(await verify('someone@gmail.com')).toEqual({ ...good('someone@gmail.com'), isPersonalEmail: true, reasons: [VerifyReason.personal] });
+    expect(await verify('someone@gmail.com')).toEqual({
+      ...good('someone@gmail.com'),
+      isPersonalEmail: true,
+      reasons: [VerifyReason.personal],
+    });
   });
 
   it('an alias (relay) address', async () => {
@@ -120,8 +133,16 @@ describe('mail POST /v1/verify against a real DNS server', () => {
   });
 
   it('a domain without NS records, or that does not exist, is invalid and nothing more is looked up', async () => {
-    expect(await verify('a@no-ns-domain.com')).toEqual({ ...good('a@no-ns-domain.com'), ...NOTHING_FOUND, reasons: [VerifyReason.noDomain] });
-    expect(await verify('a@nxdomain-example.com')).toEqual({ ...good('a@nxdomain-example.com'), ...NOTHING_FOUND, reasons: [VerifyReason.noDomain] });
+    expect(await verify('a@no-ns-domain.com')).toEqual({
+      ...good('a@no-ns-domain.com'),
+      ...NOTHING_FOUND,
+      reasons: [VerifyReason.noDomain],
+    });
+    expect(await verify('a@nxdomain-example.com')).toEqual({
+      ...good('a@nxdomain-example.com'),
+      ...NOTHING_FOUND,
+      reasons: [VerifyReason.noDomain],
+    });
     expect(dns.queries.filter((q) => q.endsWith(' no-ns-domain.com') || q.endsWith(' nxdomain-example.com'))).toEqual([
       'NS no-ns-domain.com',
       'NS nxdomain-example.com',
@@ -129,8 +150,18 @@ describe('mail POST /v1/verify against a real DNS server', () => {
   });
 
   it('a domain without MX records (or with a null MX) is invalid', async () => {
-    expect(await verify('a@no-mx-domain.com')).toEqual({ ...good('a@no-mx-domain.com'), valid: false, hasMxRecords: false, reasons: [VerifyReason.noMx] });
-    expect(await verify('a@null-mx.com')).toEqual({ ...good('a@null-mx.com'), valid: false, hasMxRecords: false, reasons: [VerifyReason.noMx] });
+    expect(await verify('a@no-mx-domain.com')).toEqual({
+      ...good('a@no-mx-domain.com'),
+      valid: false,
+      hasMxRecords: false,
+      reasons: [VerifyReason.noMx],
+    });
+    expect(await verify('a@null-mx.com')).toEqual({
+      ...good('a@null-mx.com'),
+      valid: false,
+      hasMxRecords: false,
+      reasons: [VerifyReason.noMx],
+    });
   });
 
   it('hasWebsite comes from A or AAAA records and does not decide validity', async () => {
@@ -138,7 +169,7 @@ describe('mail POST /v1/verify against a real DNS server', () => {
     expect(await verify('a@v6-only.com')).toEqual(good('a@v6-only.com'));
   });
 
-  it('an address at a host inside a zone finds the zone\'s NS records at the parent', async () => {
+  it("an address at a host inside a zone finds the zone's NS records at the parent", async () => {
     expect(await verify('dev@eng.good-company.com')).toEqual(good('dev@eng.good-company.com'));
   });
 

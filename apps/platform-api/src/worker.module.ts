@@ -11,6 +11,9 @@ import { MaintenanceModule } from './modules/maintenance/maintenance.module.js';
 @Module({})
 export class WorkerModule {
   static forRoot(config: PlatformConfig): DynamicModule {
-    return { module: WorkerModule, imports: [CoreModule.forRoot(config), AuthCoreModule, EventsCoreModule, MaintenanceModule, AuthModule, NotificationsModule] };
+    return {
+      module: WorkerModule,
+      imports: [CoreModule.forRoot(config), AuthCoreModule, EventsCoreModule, MaintenanceModule, AuthModule, NotificationsModule],
+    };
   }
 }

@@ -19,11 +19,20 @@ describe('role and user ACLs', () => {
   const getUserAcl = (auth: Auth, query: object) => request(t.url).get('/auth/users/acl').set(auth).query(query);
   const putUserAcl = (auth: Auth, body: object) => request(t.url).put('/auth/users/acl').set(auth).send(body);
   const roleAclRow = async (roleId: string, tenantId: string) =>
-    (await ds.query('SELECT is_super_admin, features, organizations FROM role_acls WHERE role_id = $1 AND tenant_id = $2', [roleId, tenantId]))[0];
+    (
+      await ds.query('SELECT is_super_admin, features, organizations FROM role_acls WHERE role_id = $1 AND tenant_id = $2', [
+        roleId,
+        tenantId,
+      ])
+    )[0];
   const userAclRow = async (userId: string) =>
     (await ds.query('SELECT tenant_id, is_super_admin, features, organizations FROM user_acls WHERE user_id = $1', [userId]))[0];
   const addOrganization = async (tenantId: string) =>
-    (await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Second', 'org-' || gen_random_uuid()) RETURNING id`, [tenantId]))[0].id as string;
+    (
+      await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Second', 'org-' || gen_random_uuid()) RETURNING id`, [
+        tenantId,
+      ])
+    )[0].id as string;
   /** A user holding the given roles in the tenant, logged in. */
   const member = async (tenant: { id: string; organizationId: string }, roleIds: string[]) => {
     const user = await f.user(tenant, { roleIds });
@@ -84,7 +93,11 @@ describe('role and user ACLs', () => {
 
       // Replaces: what is not sent is gone (organizations omitted = no restriction).
       await putRoleAcl(admin.auth, { roleId: own.id, features: ['auth.roles.manage'], isSuperAdmin: false }).expect(200);
-      expect(await roleAclRow(own.id, admin.tenant.id)).toEqual({ is_super_admin: false, features: ['auth.roles.manage'], organizations: null });
+      expect(await roleAclRow(own.id, admin.tenant.id)).toEqual({
+        is_super_admin: false,
+        features: ['auth.roles.manage'],
+        organizations: null,
+      });
       await putRoleAcl(admin.auth, { roleId: own.id, features: [], isSuperAdmin: false, organizations: null }).expect(200);
       expect((await getRoleAcl(admin.auth, { roleId: own.id }).expect(200)).body).toEqual(NO_ACL);
     });
@@ -104,7 +117,12 @@ describe('role and user ACLs', () => {
       const other = await f.tenant();
       const foreign = await f.role(other.id, { features: ['auth.roles.list'] });
       const own = await f.role(admin.tenant.id, {});
-      for (const query of [{ roleId: foreign.id }, { roleId: UNKNOWN_ID }, { roleId: own.id, tenantId: other.id }, { roleId: foreign.id, tenantId: other.id }]) {
+      for (const query of [
+        { roleId: foreign.id },
+        { roleId: UNKNOWN_ID },
+        { roleId: own.id, tenantId: other.id },
+        { roleId: foreign.id, tenantId: other.id },
+      ]) {
         expect((await getRoleAcl(admin.auth, query).expect(404)).body).toEqual({ error: expect.any(String) });
       }
       for (const body of [
@@ -162,10 +180,19 @@ describe('role and user ACLs', () => {
         const res = await putRoleAcl(admin.auth, { roleId: role.id, ...body, organizations: null }).expect(403);
         expect(res.body).toEqual({ error: expect.any(String) });
       }
-      expect(await roleAclRow(role.id, admin.tenant.id)).toEqual({ is_super_admin: false, features: ['auth.roles.list'], organizations: null });
+      expect(await roleAclRow(role.id, admin.tenant.id)).toEqual({
+        is_super_admin: false,
+        features: ['auth.roles.list'],
+        organizations: null,
+      });
 
       // A wildcard the caller holds, and features it covers, can be granted.
-      const ok = await putRoleAcl(admin.auth, { roleId: role.id, features: ['auth.roles.*', 'auth.roles.manage', 'auth.acl.manage'], isSuperAdmin: false, organizations: null }).expect(200);
+      const ok = await putRoleAcl(admin.auth, {
+        roleId: role.id,
+        features: ['auth.roles.*', 'auth.roles.manage', 'auth.acl.manage'],
+        isSuperAdmin: false,
+        organizations: null,
+      }).expect(200);
       expect(ok.body).toEqual({ ok: true, sanitized: false });
       expect((await roleAclRow(role.id, admin.tenant.id)).features).toEqual(['auth.roles.*', 'auth.roles.manage', 'auth.acl.manage']);
     });
@@ -193,7 +220,13 @@ describe('role and user ACLs', () => {
       const superAdmin = await f.loggedInUser(t, { isSuperAdmin: true });
       const other = await f.tenant();
       const foreign = await f.role(other.id, { features: ['auth.roles.list'] });
-      await putRoleAcl(superAdmin.auth, { roleId: foreign.id, features: ['*'], isSuperAdmin: true, organizations: null, tenantId: other.id }).expect(200);
+      await putRoleAcl(superAdmin.auth, {
+        roleId: foreign.id,
+        features: ['*'],
+        isSuperAdmin: true,
+        organizations: null,
+        tenantId: other.id,
+      }).expect(200);
       expect(await roleAclRow(foreign.id, other.id)).toEqual({ is_super_admin: true, features: ['*'], organizations: null });
       expect((await getRoleAcl(superAdmin.auth, { roleId: foreign.id, tenantId: other.id }).expect(200)).body).toEqual({
         isSuperAdmin: true,
@@ -202,7 +235,9 @@ describe('role and user ACLs', () => {
       });
       // A tenant role has no ACL in another tenant's scope; the caller's tenant is the default scope.
       await getRoleAcl(superAdmin.auth, { roleId: foreign.id }).expect(404);
-      expect((await getRoleAcl(superAdmin.auth, { roleId: foreign.id, tenantId: UNKNOWN_ID }).expect(404)).body).toEqual({ error: 'tenant not found' });
+      expect((await getRoleAcl(superAdmin.auth, { roleId: foreign.id, tenantId: UNKNOWN_ID }).expect(404)).body).toEqual({
+        error: 'tenant not found',
+      });
       await putRoleAcl(superAdmin.auth, { roleId: foreign.id, features: [], tenantId: UNKNOWN_ID }).expect(404);
     });
 
@@ -226,7 +261,11 @@ describe('role and user ACLs', () => {
       const role = await f.role(admin.tenant.id, { features: ['auth.roles.list'] });
       const user = await f.user(admin.tenant, { roleIds: [role.id] });
       expect((await getUserAcl(admin.auth, { userId: user.id }).expect(200)).body).toEqual({ ...NO_ACL, hasCustomAcl: false });
-      const res = await putUserAcl(admin.auth, { userId: user.id, features: ['auth.roles.manage'], organizations: [admin.tenant.organizationId] }).expect(200);
+      const res = await putUserAcl(admin.auth, {
+        userId: user.id,
+        features: ['auth.roles.manage'],
+        organizations: [admin.tenant.organizationId],
+      }).expect(200);
       expect(res.body).toEqual({ ok: true, sanitized: false });
       expect((await getUserAcl(admin.auth, { userId: user.id }).expect(200)).body).toEqual({
         isSuperAdmin: false,
@@ -261,7 +300,13 @@ describe('role and user ACLs', () => {
       const role = await f.role(admin.tenant.id, { features: ['auth.roles.list'] });
       const user = await member(admin.tenant, [role.id]);
       const check = async () =>
-        (await request(t.url).post('/auth/feature-check').set(user.auth).send({ features: ['auth.roles.list', 'auth.acl.manage'] }).expect(200)).body.granted;
+        (
+          await request(t.url)
+            .post('/auth/feature-check')
+            .set(user.auth)
+            .send({ features: ['auth.roles.list', 'auth.acl.manage'] })
+            .expect(200)
+        ).body.granted;
       await request(t.url).get('/auth/roles').set(user.auth).expect(200); // resolved and cached
       expect(await check()).toEqual(['auth.roles.list']);
 
@@ -291,14 +336,19 @@ describe('role and user ACLs', () => {
 
       // Nothing grantable left: no ACL is stored at all.
       const other = await f.user(admin.tenant);
-      expect((await putUserAcl(admin.auth, { userId: other.id, features: ['auth.users.list'], isSuperAdmin: true }).expect(200)).body).toEqual({
+      expect(
+        (await putUserAcl(admin.auth, { userId: other.id, features: ['auth.users.list'], isSuperAdmin: true }).expect(200)).body,
+      ).toEqual({
         ok: true,
         sanitized: true,
       });
       expect(await userAclRow(other.id)).toBeUndefined();
 
       // A wildcard the caller holds is granted as is.
-      expect((await putUserAcl(admin.auth, { userId: user.id, features: ['auth.roles.*'] }).expect(200)).body).toEqual({ ok: true, sanitized: false });
+      expect((await putUserAcl(admin.auth, { userId: user.id, features: ['auth.roles.*'] }).expect(200)).body).toEqual({
+        ok: true,
+        sanitized: false,
+      });
       expect(await userAclRow(user.id)).toMatchObject({ is_super_admin: false, features: ['auth.roles.*'] });
     });
 
@@ -307,7 +357,11 @@ describe('role and user ACLs', () => {
       const second = await addOrganization(tenant.id);
       const admin = await f.loggedInUser(t, { features: ACL_ADMIN, organizations: [tenant.organizationId] }, tenant);
       const user = await f.user(tenant);
-      const res = await putUserAcl(admin.auth, { userId: user.id, features: ['auth.roles.list'], organizations: [second, tenant.organizationId] }).expect(200);
+      const res = await putUserAcl(admin.auth, {
+        userId: user.id,
+        features: ['auth.roles.list'],
+        organizations: [second, tenant.organizationId],
+      }).expect(200);
       expect(res.body).toEqual({ ok: true, sanitized: true });
       expect(await userAclRow(user.id)).toMatchObject({ organizations: [tenant.organizationId] });
     });
@@ -317,10 +371,15 @@ describe('role and user ACLs', () => {
       const superRole = await f.role(admin.tenant.id, { isSuperAdmin: true });
       const viaRole = await f.user(admin.tenant, { roleIds: [superRole.id] });
       const viaAcl = await f.user(admin.tenant);
-      await ds.query(`INSERT INTO user_acls (tenant_id, user_id, is_super_admin, features) VALUES ($1, $2, true, '{}')`, [admin.tenant.id, viaAcl.id]);
+      await ds.query(`INSERT INTO user_acls (tenant_id, user_id, is_super_admin, features) VALUES ($1, $2, true, '{}')`, [
+        admin.tenant.id,
+        viaAcl.id,
+      ]);
       for (const target of [viaRole, viaAcl]) {
         expect((await getUserAcl(admin.auth, { userId: target.id }).expect(403)).body).toEqual({ error: expect.any(String) });
-        expect((await putUserAcl(admin.auth, { userId: target.id, features: ['auth.roles.list'], isSuperAdmin: false }).expect(403)).body).toEqual({
+        expect(
+          (await putUserAcl(admin.auth, { userId: target.id, features: ['auth.roles.list'], isSuperAdmin: false }).expect(403)).body,
+        ).toEqual({
           error: expect.any(String),
         });
       }
@@ -349,14 +408,28 @@ describe('role and user ACLs', () => {
       await ds.query('UPDATE users SET deleted_at = now() WHERE id = $1', [gone.id]);
       for (const userId of [foreign.id, UNKNOWN_ID, gone.id]) {
         expect((await getUserAcl(admin.auth, { userId }).expect(404)).body).toEqual({ error: 'user not found' });
-        expect((await putUserAcl(admin.auth, { userId, features: ['auth.roles.list'] }).expect(404)).body).toEqual({ error: 'user not found' });
+        expect((await putUserAcl(admin.auth, { userId, features: ['auth.roles.list'] }).expect(404)).body).toEqual({
+          error: 'user not found',
+        });
       }
       expect(await userAclRow(foreign.id)).toBeUndefined();
 
       const superAdmin = await f.loggedInUser(t, { isSuperAdmin: true });
-      await putUserAcl(superAdmin.auth, { userId: foreign.id, features: ['auth.users.list'], organizations: [other.organizationId] }).expect(200);
-      expect(await userAclRow(foreign.id)).toEqual({ tenant_id: other.id, is_super_admin: false, features: ['auth.users.list'], organizations: [other.organizationId] });
-      expect((await getUserAcl(superAdmin.auth, { userId: foreign.id }).expect(200)).body).toMatchObject({ features: ['auth.users.list'], hasCustomAcl: true });
+      await putUserAcl(superAdmin.auth, {
+        userId: foreign.id,
+        features: ['auth.users.list'],
+        organizations: [other.organizationId],
+      }).expect(200);
+      expect(await userAclRow(foreign.id)).toEqual({
+        tenant_id: other.id,
+        is_super_admin: false,
+        features: ['auth.users.list'],
+        organizations: [other.organizationId],
+      });
+      expect((await getUserAcl(superAdmin.auth, { userId: foreign.id }).expect(200)).body).toMatchObject({
+        features: ['auth.users.list'],
+        hasCustomAcl: true,
+      });
     });
 
     it('400 {error} for an invalid user id or payload, and for organizations outside the user’s tenant', async () => {

@@ -18,8 +18,7 @@ describe('roles: GET/POST/PUT/DELETE /auth/roles', () => {
   const list = (auth: Auth, query: object) => request(t.url).get('/auth/roles').set(auth).query(query);
   const roleRow = async (id: string) =>
     (await ds.query('SELECT id, tenant_id, name FROM roles WHERE id = $1', [id]))[0] as
-      | { id: string; tenant_id: string | null; name: string }
-      | undefined;
+      { id: string; tenant_id: string | null; name: string } | undefined;
 
   beforeAll(async () => {
     t = await startPlatformApp();
@@ -51,7 +50,9 @@ describe('roles: GET/POST/PUT/DELETE /auth/roles', () => {
     }
     const schemas = doc.components.schemas;
     expect(Object.keys(schemas.CreateRoleDto.properties)).toEqual(expect.arrayContaining(['name', 'tenantId']));
-    expect(Object.keys(schemas.UpdateUserAclDto.properties)).toEqual(expect.arrayContaining(['userId', 'features', 'isSuperAdmin', 'organizations']));
+    expect(Object.keys(schemas.UpdateUserAclDto.properties)).toEqual(
+      expect.arrayContaining(['userId', 'features', 'isSuperAdmin', 'organizations']),
+    );
     expect(Object.keys(schemas.RoleItemDto.properties)).toEqual(['id', 'name', 'usersCount', 'tenantId', 'tenantName']);
     expect(doc.paths['/auth/roles'].get.parameters.map((p: { name: string }) => p.name)).toEqual(
       expect.arrayContaining(['id', 'page', 'pageSize', 'search', 'tenantId']),
@@ -132,7 +133,9 @@ describe('roles: GET/POST/PUT/DELETE /auth/roles', () => {
       expect((await list(admin.auth, { tenantId: tenantB.id }).expect(200)).body).toMatchObject({ items: [], total: 0 });
       expect((await list(admin.auth, { search: name, tenantId: tenantA.id }).expect(200)).body.total).toBe(3);
       // The id filter, scoped like everything else.
-      expect((await list(admin.auth, { id: editors.id }).expect(200)).body.items).toEqual([expect.objectContaining({ id: editors.id, usersCount: 2 })]);
+      expect((await list(admin.auth, { id: editors.id }).expect(200)).body.items).toEqual([
+        expect.objectContaining({ id: editors.id, usersCount: 2 }),
+      ]);
       expect((await list(admin.auth, { id: foreign.id }).expect(200)).body).toMatchObject({ items: [], total: 0 });
     });
 
@@ -218,18 +221,34 @@ describe('roles: GET/POST/PUT/DELETE /auth/roles', () => {
     it('creates a role of the caller’s tenant (201 {id}), name trimmed; duplicates in the same scope are 400', async () => {
       const name = tag();
       const admin = await f.loggedInUser(t, { features: MANAGER });
-      const res = await request(t.url).post('/auth/roles').set(admin.auth).send({ name: `  ${name} Editors  ` }).expect(201);
+      const res = await request(t.url)
+        .post('/auth/roles')
+        .set(admin.auth)
+        .send({ name: `  ${name} Editors  ` })
+        .expect(201);
       expect(res.body).toEqual({ id: expect.any(String) });
       expect(await roleRow(res.body.id)).toEqual({ id: res.body.id, tenant_id: admin.tenant.id, name: `${name} Editors` });
 
-      const own = await request(t.url).post('/auth/roles').set(admin.auth).send({ name: `${name} own`, tenantId: admin.tenant.id }).expect(201);
+      const own = await request(t.url)
+        .post('/auth/roles')
+        .set(admin.auth)
+        .send({ name: `${name} own`, tenantId: admin.tenant.id })
+        .expect(201);
       expect(await roleRow(own.body.id)).toMatchObject({ tenant_id: admin.tenant.id });
 
-      const dup = await request(t.url).post('/auth/roles').set(admin.auth).send({ name: `${name} EDITORS` }).expect(400);
+      const dup = await request(t.url)
+        .post('/auth/roles')
+        .set(admin.auth)
+        .send({ name: `${name} EDITORS` })
+        .expect(400);
       expect(dup.body).toEqual({ error: 'role name already exists' });
       // The same name in another tenant is another scope.
       const other = await f.loggedInUser(t, { features: MANAGER });
-      await request(t.url).post('/auth/roles').set(other.auth).send({ name: `${name} Editors` }).expect(201);
+      await request(t.url)
+        .post('/auth/roles')
+        .set(other.auth)
+        .send({ name: `${name} Editors` })
+        .expect(201);
       expect(await ds.query('SELECT count(*)::int AS n FROM roles WHERE lower(name) = lower($1)', [`${name} editors`])).toEqual([{ n: 2 }]);
     });
 
@@ -250,19 +269,35 @@ describe('roles: GET/POST/PUT/DELETE /auth/roles', () => {
         const res = await request(t.url).post('/auth/roles').set(admin.auth).send(body).expect(400);
         expect(res.body).toMatchObject({ error: expect.any(String) });
       }
-      await request(t.url).post('/auth/roles').set(admin.auth).send({ name: `${tag()}${'x'.repeat(91)}` }).expect(201);
+      await request(t.url)
+        .post('/auth/roles')
+        .set(admin.auth)
+        .send({ name: `${tag()}${'x'.repeat(91)}` })
+        .expect(201);
     });
 
     it('super administrators create global roles (tenantId omitted) and roles of any existing tenant', async () => {
       const name = tag();
       const superAdmin = await f.loggedInUser(t, { isSuperAdmin: true });
-      const global = await request(t.url).post('/auth/roles').set(superAdmin.auth).send({ name: `${name} global` }).expect(201);
+      const global = await request(t.url)
+        .post('/auth/roles')
+        .set(superAdmin.auth)
+        .send({ name: `${name} global` })
+        .expect(201);
       expect(await roleRow(global.body.id)).toMatchObject({ tenant_id: null, name: `${name} global` });
-      const dup = await request(t.url).post('/auth/roles').set(superAdmin.auth).send({ name: `${name} GLOBAL` }).expect(400);
+      const dup = await request(t.url)
+        .post('/auth/roles')
+        .set(superAdmin.auth)
+        .send({ name: `${name} GLOBAL` })
+        .expect(400);
       expect(dup.body).toEqual({ error: 'role name already exists' });
 
       const other = await f.tenant();
-      const scoped = await request(t.url).post('/auth/roles').set(superAdmin.auth).send({ name: `${name} global`, tenantId: other.id }).expect(201);
+      const scoped = await request(t.url)
+        .post('/auth/roles')
+        .set(superAdmin.auth)
+        .send({ name: `${name} global`, tenantId: other.id })
+        .expect(201);
       expect(await roleRow(scoped.body.id)).toMatchObject({ tenant_id: other.id });
       const unknown = await request(t.url).post('/auth/roles').set(superAdmin.auth).send({ name, tenantId: UNKNOWN_ID }).expect(400);
       expect(unknown.body).toEqual({ error: 'tenant not found' });
@@ -275,12 +310,24 @@ describe('roles: GET/POST/PUT/DELETE /auth/roles', () => {
       const admin = await f.loggedInUser(t, { features: MANAGER });
       const role = await f.role(admin.tenant.id, {}, { name: `${name} old` });
       await f.role(admin.tenant.id, {}, { name: `${name} taken` });
-      const res = await request(t.url).put('/auth/roles').set(admin.auth).send({ id: role.id, name: `  ${name} new ` }).expect(200);
+      const res = await request(t.url)
+        .put('/auth/roles')
+        .set(admin.auth)
+        .send({ id: role.id, name: `  ${name} new ` })
+        .expect(200);
       expect(res.body).toEqual({ ok: true });
       expect(await roleRow(role.id)).toMatchObject({ name: `${name} new` });
-      const dup = await request(t.url).put('/auth/roles').set(admin.auth).send({ id: role.id, name: `${name} TAKEN` }).expect(400);
+      const dup = await request(t.url)
+        .put('/auth/roles')
+        .set(admin.auth)
+        .send({ id: role.id, name: `${name} TAKEN` })
+        .expect(400);
       expect(dup.body).toEqual({ error: 'role name already exists' });
-      await request(t.url).put('/auth/roles').set(admin.auth).send({ id: role.id, name: `${name} NEW` }).expect(200);
+      await request(t.url)
+        .put('/auth/roles')
+        .set(admin.auth)
+        .send({ id: role.id, name: `${name} NEW` })
+        .expect(200);
       expect(await roleRow(role.id)).toMatchObject({ name: `${name} NEW` });
       await request(t.url).put('/auth/roles').set(admin.auth).send({ id: role.id }).expect(200);
       expect(await roleRow(role.id)).toMatchObject({ name: `${name} NEW` });

@@ -97,20 +97,41 @@ describe('the guard and ACL resolution', () => {
   });
 
   it('organization restrictions: null allows every organization, a list only those', async () => {
-    const open = await f.loggedInUser(t, { features: [] , organizations: null });
-    expect((await request(t.url).get(`/__guarded/org/${open.tenant.organizationId}`).set(open.auth).expect(200)).body).toEqual({ allowed: true });
+    const open = await f.loggedInUser(t, { features: [], organizations: null });
+    expect((await request(t.url).get(`/__guarded/org/${open.tenant.organizationId}`).set(open.auth).expect(200)).body).toEqual({
+      allowed: true,
+    });
     const restricted = await f.loggedInUser(t, { features: [], organizations: ['11111111-1111-4111-8111-111111111111'] });
-    expect((await request(t.url).get(`/__guarded/org/${restricted.tenant.organizationId}`).set(restricted.auth).expect(200)).body).toEqual({ allowed: false });
-    expect((await request(t.url).get('/__guarded/org/11111111-1111-4111-8111-111111111111').set(restricted.auth).expect(200)).body).toEqual({ allowed: true });
+    expect((await request(t.url).get(`/__guarded/org/${restricted.tenant.organizationId}`).set(restricted.auth).expect(200)).body).toEqual({
+      allowed: false,
+    });
+    expect((await request(t.url).get('/__guarded/org/11111111-1111-4111-8111-111111111111').set(restricted.auth).expect(200)).body).toEqual(
+      { allowed: true },
+    );
   });
 
   it('POST /auth/feature-check answers granted features; 400 {ok: false} when missing, too large or invalid', async () => {
     const { auth, user } = await f.loggedInUser(t, { features: ['auth.roles.*'] });
-    const res = await request(t.url).post('/auth/feature-check').set(auth).send({ features: ['auth.roles.list', 'auth.users.list'] }).expect(200);
+    const res = await request(t.url)
+      .post('/auth/feature-check')
+      .set(auth)
+      .send({ features: ['auth.roles.list', 'auth.users.list'] })
+      .expect(200);
     expect(res.body).toEqual({ ok: false, granted: ['auth.roles.list'], userId: user.id });
-    const all = await request(t.url).post('/auth/feature-check').set(auth).send({ features: ['auth.roles.manage'] }).expect(200);
+    const all = await request(t.url)
+      .post('/auth/feature-check')
+      .set(auth)
+      .send({ features: ['auth.roles.manage'] })
+      .expect(200);
     expect(all.body).toEqual({ ok: true, granted: ['auth.roles.manage'], userId: user.id });
-    for (const body of [{}, { features: 'auth.roles.list' }, { features: Array.from({ length: 51 }, (_, i) => `f.${i}`) }, { features: [''] }, { features: ['x'.repeat(129)] }, { features: [5] }]) {
+    for (const body of [
+      {},
+      { features: 'auth.roles.list' },
+      { features: Array.from({ length: 51 }, (_, i) => `f.${i}`) },
+      { features: [''] },
+      { features: ['x'.repeat(129)] },
+      { features: [5] },
+    ]) {
       const bad = await request(t.url).post('/auth/feature-check').set(auth).send(body).expect(400);
       expect(bad.body).toMatchObject({ ok: false, error: expect.any(String) });
     }

@@ -78,8 +78,21 @@ describe('access log: reads are recorded; GET /audit_logs/audit-logs/access', ()
     expect(usersList.context.ids.sort()).toEqual([reader.user.id, subject.id].sort());
     expect(byId.context.ids).toEqual([subject.id]);
     expect(Object.keys(usersList).sort()).toEqual(
-      ['id', 'resourceKind', 'resourceId', 'accessType', 'actorUserId', 'actorUserName', 'tenantId', 'tenantName', 'organizationId',
-        'organizationName', 'fields', 'context', 'createdAt'].sort(),
+      [
+        'id',
+        'resourceKind',
+        'resourceId',
+        'accessType',
+        'actorUserId',
+        'actorUserName',
+        'tenantId',
+        'tenantName',
+        'organizationId',
+        'organizationName',
+        'fields',
+        'context',
+        'createdAt',
+      ].sort(),
     );
   });
 
@@ -100,7 +113,8 @@ describe('access log: reads are recorded; GET /audit_logs/audit-logs/access', ()
     const tenant = await f.tenant();
     const user = await f.user(tenant);
     const auth = authOf(user.id, tenant.id, tenant.organizationId);
-    for (let i = 0; i < 450; i++) accessLog.record(auth, { resourceKind: 'test.burst', resourceId: String(i), accessType: 'read', fields: ['a'], context: { i } });
+    for (let i = 0; i < 450; i++)
+      accessLog.record(auth, { resourceKind: 'test.burst', resourceId: String(i), accessType: 'read', fields: ['a'], context: { i } });
     await flush();
     const rows = await ds.query(
       `SELECT resource_id, fields, context, organization_id FROM access_logs WHERE tenant_id = $1 ORDER BY created_at, (context->>'i')::int`,
@@ -133,7 +147,10 @@ describe('access log: reads are recorded; GET /audit_logs/audit-logs/access', ()
 
     beforeAll(async () => {
       tenant = await f.tenant();
-      [{ id: o2 }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Two', $2) RETURNING id`, [tenant.id, `two-${randomUUID().slice(0, 8)}`]);
+      [{ id: o2 }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Two', $2) RETURNING id`, [
+        tenant.id,
+        `two-${randomUUID().slice(0, 8)}`,
+      ]);
       anna = await f.loggedInUser(t, { features: ['audit_logs.view_self'] }, tenant);
       bruno = await f.loggedInUser(t, { features: ['audit_logs.view_self'] }, tenant);
       admin = await f.loggedInUser(t, { features: ['audit_logs.view_self', 'audit_logs.view_tenant'] }, tenant);
@@ -154,7 +171,10 @@ describe('access log: reads are recorded; GET /audit_logs/audit-logs/access', ()
       }
       // Another tenant's read, never visible here.
       const other = await f.tenant();
-      await ds.query(`INSERT INTO access_logs (tenant_id, resource_kind, access_type, context) VALUES ($1, 'auth.user', 'read', '{"day": 0}')`, [other.id]);
+      await ds.query(
+        `INSERT INTO access_logs (tenant_id, resource_kind, access_type, context) VALUES ($1, 'auth.user', 'read', '{"day": 0}')`,
+        [other.id],
+      );
     });
     const days = (res: request.Response) => res.body.items.map((i: { context: { day: number } }) => i.context.day);
 

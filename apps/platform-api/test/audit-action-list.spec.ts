@@ -33,13 +33,99 @@ const U1 = randomUUID();
 function seedModel(): Seed[] {
   const e = (s: Omit<Seed, 'id'>): Seed => ({ id: randomUUID(), ...s });
   return [
-    e({ actor: 'anna', org: 'o1', label: 'Create role', type: 'create', kind: 'auth.role', resource: R1, state: 'done', token: true, changes: { name: { from: null, to: 'r1' } }, source: 'api', day: 1 }),
-    e({ actor: 'bruno', org: 'o1', label: 'Edit role', type: 'edit', kind: 'auth.role', resource: R1, state: 'done', token: true, changes: { acls: { from: [], to: [{ features: ['x'] }] }, name: { from: 'r1', to: 'r1b' } }, source: 'api', day: 2 }),
-    e({ actor: 'anna', org: 'o1', label: 'Delete user', type: 'delete', kind: 'auth.user', resource: U1, state: 'done', token: false, changes: { email: { from: 'u1@example.com', to: null } }, source: 'undo', day: 3 }),
-    e({ actor: 'bruno', org: 'o2', label: 'Assign role', type: 'assign', kind: 'auth.user_role', resource: randomUUID(), parentKind: 'auth.role', parent: R1, state: 'done', token: false, changes: { members: { from: 0, to: 1 } }, source: 'api', day: 4 }),
-    e({ actor: 'anna', org: 'o2', label: null, type: 'edit', kind: 'auth.role', resource: R2, state: 'redone', token: true, changes: {}, source: 'redo', day: 5 }),
-    e({ actor: 'carla', org: 'o1', label: 'Edit role', type: 'edit', kind: 'auth.role', resource: R2, state: 'undone', token: false, changes: { name: { from: 'a', to: 'b' } }, source: 'api', day: 6 }),
-    e({ actor: 'anna', org: null, label: 'Create role', type: 'create', kind: 'auth.role', resource: R2, state: 'done', token: true, changes: { name: { from: null, to: 'r2' } }, source: 'api', day: 7 }),
+    e({
+      actor: 'anna',
+      org: 'o1',
+      label: 'Create role',
+      type: 'create',
+      kind: 'auth.role',
+      resource: R1,
+      state: 'done',
+      token: true,
+      changes: { name: { from: null, to: 'r1' } },
+      source: 'api',
+      day: 1,
+    }),
+    e({
+      actor: 'bruno',
+      org: 'o1',
+      label: 'Edit role',
+      type: 'edit',
+      kind: 'auth.role',
+      resource: R1,
+      state: 'done',
+      token: true,
+      changes: { acls: { from: [], to: [{ features: ['x'] }] }, name: { from: 'r1', to: 'r1b' } },
+      source: 'api',
+      day: 2,
+    }),
+    e({
+      actor: 'anna',
+      org: 'o1',
+      label: 'Delete user',
+      type: 'delete',
+      kind: 'auth.user',
+      resource: U1,
+      state: 'done',
+      token: false,
+      changes: { email: { from: 'u1@example.com', to: null } },
+      source: 'undo',
+      day: 3,
+    }),
+    e({
+      actor: 'bruno',
+      org: 'o2',
+      label: 'Assign role',
+      type: 'assign',
+      kind: 'auth.user_role',
+      resource: randomUUID(),
+      parentKind: 'auth.role',
+      parent: R1,
+      state: 'done',
+      token: false,
+      changes: { members: { from: 0, to: 1 } },
+      source: 'api',
+      day: 4,
+    }),
+    e({
+      actor: 'anna',
+      org: 'o2',
+      label: null,
+      type: 'edit',
+      kind: 'auth.role',
+      resource: R2,
+      state: 'redone',
+      token: true,
+      changes: {},
+      source: 'redo',
+      day: 5,
+    }),
+    e({
+      actor: 'carla',
+      org: 'o1',
+      label: 'Edit role',
+      type: 'edit',
+      kind: 'auth.role',
+      resource: R2,
+      state: 'undone',
+      token: false,
+      changes: { name: { from: 'a', to: 'b' } },
+      source: 'api',
+      day: 6,
+    }),
+    e({
+      actor: 'anna',
+      org: null,
+      label: 'Create role',
+      type: 'create',
+      kind: 'auth.role',
+      resource: R2,
+      state: 'done',
+      token: true,
+      changes: { name: { from: null, to: 'r2' } },
+      source: 'api',
+      day: 7,
+    }),
   ];
 }
 
@@ -61,7 +147,10 @@ describe('GET /audit_logs/audit-logs/actions', () => {
   const ids = (res: request.Response) => res.body.items.map((i: { id: string }) => i.id);
   const newestFirst = (a: Seed, b: Seed) => b.day - a.day;
   const expected = (pick: (s: Seed) => boolean, order: (a: Seed, b: Seed) => number = newestFirst) =>
-    model.filter(pick).sort(order).map((s) => s.id);
+    model
+      .filter(pick)
+      .sort(order)
+      .map((s) => s.id);
 
   beforeAll(async () => {
     t = await startPlatformApp();
@@ -69,12 +158,19 @@ describe('GET /audit_logs/audit-logs/actions', () => {
     ds = t.app.get(DataSource);
     const name = `Audit ${randomUUID().slice(0, 6)}`;
     tenant = { ...(await f.tenant(name)), name };
-    [{ id: o2 }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Second', $2) RETURNING id`, [tenant.id, `o2-${randomUUID().slice(0, 8)}`]);
+    [{ id: o2 }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Second', $2) RETURNING id`, [
+      tenant.id,
+      `o2-${randomUUID().slice(0, 8)}`,
+    ]);
     const role = await f.role(tenant.id, { features: ['audit_logs.view_self', 'audit_logs.undo_self'] });
     const make = async (key: Seed['actor'], display: string, named: boolean) => {
       const email = `${key}-${randomUUID().slice(0, 6)}@example.com`;
       const user = await f.user(tenant, { email, name: named ? display : undefined, roleIds: [role.id] });
-      people[key] = { id: user.id, auth: { Authorization: `Bearer ${await login(t, user.email, user.password)}` }, display: named ? display : email };
+      people[key] = {
+        id: user.id,
+        auth: { Authorization: `Bearer ${await login(t, user.email, user.password)}` },
+        display: named ? display : email,
+      };
     };
     await make('anna', 'Anna', true);
     await make('bruno', '', false);
@@ -89,10 +185,26 @@ describe('GET /audit_logs/audit-logs/actions', () => {
            changes, changed_fields, context, source, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $20)`,
         [
-          s.id, tenant.id, s.org === 'o1' ? tenant.organizationId : s.org === 'o2' ? o2 : null, people[s.actor].id,
-          `${s.kind}.${s.type}`, s.label, s.type, s.kind, s.resource, s.parentKind ?? null, s.parent ?? null, s.state,
-          s.token ? `tok-${s.id}` : null, JSON.stringify({ before: true }), JSON.stringify({ after: true }),
-          JSON.stringify(s.changes), Object.keys(s.changes), s.source === 'api' ? null : JSON.stringify({ of: 'x' }), s.source, at(s.day),
+          s.id,
+          tenant.id,
+          s.org === 'o1' ? tenant.organizationId : s.org === 'o2' ? o2 : null,
+          people[s.actor].id,
+          `${s.kind}.${s.type}`,
+          s.label,
+          s.type,
+          s.kind,
+          s.resource,
+          s.parentKind ?? null,
+          s.parent ?? null,
+          s.state,
+          s.token ? `tok-${s.id}` : null,
+          JSON.stringify({ before: true }),
+          JSON.stringify({ after: true }),
+          JSON.stringify(s.changes),
+          Object.keys(s.changes),
+          s.source === 'api' ? null : JSON.stringify({ of: 'x' }),
+          s.source,
+          at(s.day),
         ],
       );
     }
@@ -118,9 +230,29 @@ describe('GET /audit_logs/audit-logs/actions', () => {
       const bruno = res.body.items.find((i: { actorUserId: string }) => i.actorUserId === people.bruno.id);
       expect(Object.keys(bruno).sort()).toEqual(
         [
-          'id', 'commandId', 'actionLabel', 'actionType', 'executionState', 'source', 'actorUserId', 'actorUserName', 'tenantId',
-          'tenantName', 'organizationId', 'organizationName', 'resourceKind', 'resourceId', 'parentResourceKind', 'parentResourceId',
-          'undoToken', 'createdAt', 'updatedAt', 'snapshotBefore', 'snapshotAfter', 'changes', 'context',
+          'id',
+          'commandId',
+          'actionLabel',
+          'actionType',
+          'executionState',
+          'source',
+          'actorUserId',
+          'actorUserName',
+          'tenantId',
+          'tenantName',
+          'organizationId',
+          'organizationName',
+          'resourceKind',
+          'resourceId',
+          'parentResourceKind',
+          'parentResourceId',
+          'undoToken',
+          'createdAt',
+          'updatedAt',
+          'snapshotBefore',
+          'snapshotAfter',
+          'changes',
+          'context',
         ].sort(),
       );
       const first = res.body.items.at(-1);
@@ -181,7 +313,11 @@ describe('GET /audit_logs/audit-logs/actions', () => {
     });
 
     it('a tenant viewer restricted to organizations sees the entries of those organizations; naming another organization is 403', async () => {
-      const restricted = await f.loggedInUser(t, { features: ['audit_logs.view_self', 'audit_logs.view_tenant'], organizations: [o2] }, tenant);
+      const restricted = await f.loggedInUser(
+        t,
+        { features: ['audit_logs.view_self', 'audit_logs.view_tenant'], organizations: [o2] },
+        tenant,
+      );
       expect(ids(await list(restricted.auth).expect(200))).toEqual(expected((s) => s.org === 'o2'));
       await list(restricted.auth, { organizationId: tenant.organizationId }).expect(403);
       expect(ids(await list(restricted.auth, { organizationId: o2 }).expect(200))).toEqual(expected((s) => s.org === 'o2'));
@@ -195,7 +331,11 @@ describe('GET /audit_logs/audit-logs/actions', () => {
       ['resourceId', { resourceId: R1 }, (s) => s.resource === R1],
       ['resourceKind + resourceId', { resourceKind: 'auth.role', resourceId: R2 }, (s) => s.kind === 'auth.role' && s.resource === R2],
       ['includeRelated', { resourceId: R1, includeRelated: 'true' }, (s) => s.resource === R1 || s.parent === R1],
-      ['includeRelated with resourceKind', { resourceKind: 'auth.role', resourceId: R1, includeRelated: 'true' }, (s) => (s.kind === 'auth.role' && s.resource === R1) || (s.parentKind === 'auth.role' && s.parent === R1)],
+      [
+        'includeRelated with resourceKind',
+        { resourceKind: 'auth.role', resourceId: R1, includeRelated: 'true' },
+        (s) => (s.kind === 'auth.role' && s.resource === R1) || (s.parentKind === 'auth.role' && s.parent === R1),
+      ],
       ['includeRelated=false', { resourceId: R1, includeRelated: 'false' }, (s) => s.resource === R1],
       ['actionType', { actionType: 'edit' }, (s) => s.type === 'edit'],
       ['actionType list', { actionType: 'create,delete' }, (s) => s.type === 'create' || s.type === 'delete'],
@@ -207,7 +347,11 @@ describe('GET /audit_logs/audit-logs/actions', () => {
       ['after (inclusive)', { after: at(5) }, (s) => s.day >= 5],
       ['before (exclusive)', { before: at(3) }, (s) => s.day < 3],
       ['after + before, dates only', { after: '2025-01-02', before: '2025-01-05' }, (s) => s.day >= 2 && s.day < 5],
-      ['combined', { actionType: 'edit,create', fieldName: 'name', resourceKind: 'auth.role' }, (s) => ['edit', 'create'].includes(s.type) && 'name' in s.changes && s.kind === 'auth.role'],
+      [
+        'combined',
+        { actionType: 'edit,create', fieldName: 'name', resourceKind: 'auth.role' },
+        (s) => ['edit', 'create'].includes(s.type) && 'name' in s.changes && s.kind === 'auth.role',
+      ],
     ];
     it.each(cases)('%s', async (name, query, pick) => {
       if (name === 'organizationId') {
@@ -253,7 +397,10 @@ describe('GET /audit_logs/audit-logs/actions', () => {
 
     it('sortDir defaults to desc', async () => {
       expect(ids(await list(admin, { sortField: 'source' }).expect(200))).toEqual(
-        expected(() => true, (a, b) => nullsLast(a.source, b.source, -1) || tie(a, b)),
+        expected(
+          () => true,
+          (a, b) => nullsLast(a.source, b.source, -1) || tie(a, b),
+        ),
       );
     });
   });
@@ -335,7 +482,15 @@ describe('GET /audit_logs/audit-logs/actions', () => {
       }
     }
 
-    const sorts = [{}, { sortDir: 'asc' }, { sortField: 'user' }, { sortField: 'action', sortDir: 'asc' }, { sortField: 'field' }, { sortField: 'source', sortDir: 'asc' }, { actorUserId: '' }];
+    const sorts = [
+      {},
+      { sortDir: 'asc' },
+      { sortField: 'user' },
+      { sortField: 'action', sortDir: 'asc' },
+      { sortField: 'field' },
+      { sortField: 'source', sortDir: 'asc' },
+      { actorUserId: '' },
+    ];
     it.each(sorts)('%j', async (sort) => {
       const query = 'actorUserId' in sort ? { actorUserId: actors[1] } : sort;
       const all = await forwardIds(query);
@@ -387,11 +542,27 @@ describe('GET /audit_logs/audit-logs/actions', () => {
     expect(op.tags).toContain('audit_logs');
     expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(
       expect.arrayContaining([
-        'organizationId', 'actorUserId', 'resourceKind', 'resourceId', 'actionType', 'fieldName', 'includeRelated', 'includeTotal',
-        'undoableOnly', 'limit', 'offset', 'page', 'pageSize', 'sortField', 'sortDir', 'before', 'after',
+        'organizationId',
+        'actorUserId',
+        'resourceKind',
+        'resourceId',
+        'actionType',
+        'fieldName',
+        'includeRelated',
+        'includeTotal',
+        'undoableOnly',
+        'limit',
+        'offset',
+        'page',
+        'pageSize',
+        'sortField',
+        'sortDir',
+        'before',
+        'after',
       ]),
     );
-    for (const path of [`${ACTIONS}/export`, '/audit_logs/audit-logs/access']) expect(doc.paths[path].get.description).toEqual(expect.any(String));
+    for (const path of [`${ACTIONS}/export`, '/audit_logs/audit-logs/access'])
+      expect(doc.paths[path].get.description).toEqual(expect.any(String));
     for (const path of [`${ACTIONS}/undo`, `${ACTIONS}/redo`]) expect(doc.paths[path].post.description).toEqual(expect.any(String));
   });
 });

@@ -23,7 +23,11 @@ describe('audit_changes (SQL) agrees with diffSnapshots', () => {
   const cases: [string, Record<string, unknown> | null, Record<string, unknown> | null][] = [
     ['a create', null, { id: 'r1', name: 'Editors', acls: [], members: [] }],
     ['a delete', { id: 'r1', name: 'Editors', acls: [{ tenantId: 't', features: ['a'] }] }, null],
-    ['a rename', { id: 'r1', name: 'A', createdAt: '2026-01-01T00:00:00.000Z' }, { id: 'r1', name: 'B', createdAt: '2026-01-01T00:00:00.000Z' }],
+    [
+      'a rename',
+      { id: 'r1', name: 'A', createdAt: '2026-01-01T00:00:00.000Z' },
+      { id: 'r1', name: 'B', createdAt: '2026-01-01T00:00:00.000Z' },
+    ],
     ['no change but updatedAt', { id: 'r1', name: 'A', updatedAt: '1' }, { id: 'r1', name: 'A', updatedAt: '2' }],
     ['nested objects with other key order are equal', { acl: { a: 1, b: [1, 2] } }, { acl: { b: [1, 2], a: 1 } }],
     ['array order matters', { features: ['a', 'b'] }, { features: ['b', 'a'] }],

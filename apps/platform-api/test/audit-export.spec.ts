@@ -61,9 +61,16 @@ describe('GET /audit_logs/audit-logs/actions/export', () => {
         res.on('data', (chunk: string) => (text += chunk));
         res.on('end', () => done(null, text));
       });
-  const rowsOf = (res: request.Response) => parse(res.body as string, { columns: true, skip_empty_lines: false }) as Record<string, string>[];
+  const rowsOf = (res: request.Response) =>
+    parse(res.body as string, { columns: true, skip_empty_lines: false }) as Record<string, string>[];
   const listed = async (auth: Auth, query: object = {}) =>
-    (await request(t.url).get(ACTIONS).set(auth).query({ limit: 1000, ...query }).expect(200)).body.items as Entry[];
+    (
+      await request(t.url)
+        .get(ACTIONS)
+        .set(auth)
+        .query({ limit: 1000, ...query })
+        .expect(200)
+    ).body.items as Entry[];
 
   beforeAll(async () => {
     t = await startPlatformApp();
@@ -123,7 +130,9 @@ describe('GET /audit_logs/audit-logs/actions/export', () => {
     expect(rows).toContainEqual(expect.objectContaining({ Field: 'count', 'Old value': '1', 'New value': '2.5' }));
     expect(rows).toContainEqual(expect.objectContaining({ Field: 'nested', 'Old value': '{"a":{"b":"c"}}', 'New value': 'null' }));
     expect(rows).toContainEqual(expect.objectContaining({ User: 'Édith "the editor", Ørsted', Action: 'Create role' }));
-    expect(rows).toContainEqual(expect.objectContaining({ Action: 'Assign =SUM(A1)', Resource: 'x.thing', Field: '', 'Old value': '', 'New value': '' }));
+    expect(rows).toContainEqual(
+      expect.objectContaining({ Action: 'Assign =SUM(A1)', Resource: 'x.thing', Field: '', 'Old value': '', 'New value': '' }),
+    );
     expect(rows).toContainEqual(expect.objectContaining({ Action: 'x.edit', Source: 'redo' }));
   });
 

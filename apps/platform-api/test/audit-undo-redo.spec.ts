@@ -38,7 +38,13 @@ describe('undo and redo: POST /audit_logs/audit-logs/actions/undo|redo', () => {
   const undo = (auth: Auth, undoToken: unknown) => undoRedoClient(t).undo(auth, undoToken);
   const redo = (auth: Auth, logId: unknown) => undoRedoClient(t).redo(auth, logId);
   const entries = async (auth: Auth, query: object = {}) =>
-    (await request(t.url).get(ACTIONS).set(auth).query({ pageSize: 200, ...query }).expect(200)).body.items as Record<string, any>[];
+    (
+      await request(t.url)
+        .get(ACTIONS)
+        .set(auth)
+        .query({ pageSize: 200, ...query })
+        .expect(200)
+    ).body.items as Record<string, any>[];
 
   beforeAll(async () => {
     t = await startPlatformApp();
@@ -59,7 +65,13 @@ describe('undo and redo: POST /audit_logs/audit-logs/actions/undo|redo', () => {
     expect(await roleState(ds, created.id)).toEqual({ role: null, acls: [], members: [] });
 
     const [undoEntry, original] = await entries(m.auth);
-    expect(original).toMatchObject({ id: undone.body.logId, commandId: 'auth.roles.create', executionState: 'undone', undoToken: null, source: 'api' });
+    expect(original).toMatchObject({
+      id: undone.body.logId,
+      commandId: 'auth.roles.create',
+      executionState: 'undone',
+      undoToken: null,
+      source: 'api',
+    });
     expect(undoEntry).toMatchObject({
       commandId: 'auth.roles.create',
       source: 'undo',
@@ -86,10 +98,18 @@ describe('undo and redo: POST /audit_logs/audit-logs/actions/undo|redo', () => {
   it('undo of a role edit restores the exact prior name (ACL untouched); redo re-applies the edit', async () => {
     const m = await manager();
     const role = await createRole(m.auth);
-    await request(t.url).put('/auth/roles/acl').set(m.auth).send({ roleId: role.id, features: ['auth.users.list'] }).expect(200);
+    await request(t.url)
+      .put('/auth/roles/acl')
+      .set(m.auth)
+      .send({ roleId: role.id, features: ['auth.users.list'] })
+      .expect(200);
     const before = await roleState(ds, role.id);
 
-    const renamed = await request(t.url).put('/auth/roles').set(m.auth).send({ id: role.id, name: `${role.name}-renamed` }).expect(200);
+    const renamed = await request(t.url)
+      .put('/auth/roles')
+      .set(m.auth)
+      .send({ id: role.id, name: `${role.name}-renamed` })
+      .expect(200);
     const token = renamed.headers['x-undo-token'];
     expect(token).toEqual(expect.any(String));
     const after = await roleState(ds, role.id);
@@ -126,7 +146,11 @@ describe('undo and redo: POST /audit_logs/audit-logs/actions/undo|redo', () => {
     const undone = await undo(m.auth, deleted.headers['x-undo-token']).expect(200);
     expect(await roleState(ds, role.id)).toEqual(before);
     const acl = await request(t.url).get('/auth/roles/acl').set(m.auth).query({ roleId: role.id }).expect(200);
-    expect(acl.body).toEqual({ isSuperAdmin: false, features: ['auth.users.list', 'auth.roles.list'], organizations: [m.tenant.organizationId] });
+    expect(acl.body).toEqual({
+      isSuperAdmin: false,
+      features: ['auth.users.list', 'auth.roles.list'],
+      organizations: [m.tenant.organizationId],
+    });
 
     await redo(m.auth, undone.body.logId).expect(200);
     expect(await roleState(ds, role.id)).toEqual({ role: null, acls: [], members: [] });
@@ -206,7 +230,9 @@ describe('undo and redo: POST /audit_logs/audit-logs/actions/undo|redo', () => {
     const users = await Promise.all([1, 2, 3].map(() => manager(tenant)));
     const roles: { id: string; token: string }[] = [];
     for (const u of users) roles.push(await createRole(u.auth));
-    const results = await Promise.all(users.flatMap((u, i) => [undo(u.auth, roles[i].token), undo(u.auth, roles[i].token), undo(u.auth, roles[i].token)]));
+    const results = await Promise.all(
+      users.flatMap((u, i) => [undo(u.auth, roles[i].token), undo(u.auth, roles[i].token), undo(u.auth, roles[i].token)]),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(3);
     expect(results.filter((r) => r.status === 400)).toHaveLength(6);
     const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM action_logs WHERE tenant_id = $1 AND source = 'undo'`, [tenant.id]);

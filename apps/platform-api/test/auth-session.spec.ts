@@ -43,7 +43,9 @@ describe('login, sessions and tokens', () => {
     expect(cookies.find((c) => c.startsWith('auth_token='))).toMatch(/HttpOnly/);
     expect(cookies.find((c) => c.startsWith('auth_token='))).toMatch(/SameSite=Lax/);
     expect(cookies.find((c) => c.startsWith('session_token='))).toMatch(/HttpOnly/);
-    const [session] = await t.app.get(DataSource).query('SELECT session_token_hash, refresh_token_hash, expires_at FROM sessions WHERE id = $1', [claims.sid]);
+    const [session] = await t.app
+      .get(DataSource)
+      .query('SELECT session_token_hash, refresh_token_hash, expires_at FROM sessions WHERE id = $1', [claims.sid]);
     expect(session.session_token_hash).not.toBe(cookieValue(res, 'session_token'));
     expect(session.refresh_token_hash).toBeNull();
     const hours = (new Date(session.expires_at).getTime() - Date.now()) / 3_600_000;
@@ -67,37 +69,76 @@ describe('login, sessions and tokens', () => {
 
   it('echoes a safe redirect and drops an unsafe one', async () => {
     const send = (redirect: string) =>
-      request(t.url).post('/auth/login').set('X-Forwarded-For', testIp()).type('form').send({ email: user.email, password: user.password, redirect });
+      request(t.url)
+        .post('/auth/login')
+        .set('X-Forwarded-For', testIp())
+        .type('form')
+        .send({ email: user.email, password: user.password, redirect });
     expect((await send('/backend/roles')).body.redirect).toBe('/backend/roles');
     expect((await send('https://evil.example/x')).body.redirect).toBe('/');
     expect((await send('//evil.example')).body.redirect).toBe('/');
   });
 
   it('400 {ok: false, error} for an invalid payload, 401 for bad credentials', async () => {
-    const invalid = await request(t.url).post('/auth/login').set('X-Forwarded-For', testIp()).type('form').send({ email: 'not-an-email' }).expect(400);
+    const invalid = await request(t.url)
+      .post('/auth/login')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ email: 'not-an-email' })
+      .expect(400);
     expect(invalid.body).toMatchObject({ ok: false, error: expect.stringMatching(/validation failed/) });
-    const wrong = await request(t.url).post('/auth/login').set('X-Forwarded-For', testIp()).type('form').send({ email: user.email, password: 'nope-nope' }).expect(401);
+    const wrong = await request(t.url)
+      .post('/auth/login')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ email: user.email, password: 'nope-nope' })
+      .expect(401);
     expect(wrong.body).toEqual({ ok: false, error: 'invalid credentials' });
-    const unknown = await request(t.url).post('/auth/login').set('X-Forwarded-For', testIp()).type('form').send({ email: 'ghost@example.com', password: 'whatever1' }).expect(401);
+    const unknown = await request(t.url)
+      .post('/auth/login')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ email: 'ghost@example.com', password: 'whatever1' })
+      .expect(401);
     expect(unknown.body).toEqual({ ok: false, error: 'invalid credentials' });
   });
 
   it('403 for a user without any role', async () => {
     const roleless = await f.user(tenant);
-    const res = await request(t.url).post('/auth/login').set('X-Forwarded-For', testIp()).type('form').send({ email: roleless.email, password: roleless.password }).expect(403);
+    const res = await request(t.url)
+      .post('/auth/login')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ email: roleless.email, password: roleless.password })
+      .expect(403);
     expect(res.body).toEqual({ ok: false, error: 'user lacks required role' });
   });
 
   it('429 with Retry-After after 5 attempts per IP and email within a minute', async () => {
     const ip = testIp();
     for (let i = 0; i < 5; i += 1) {
-      await request(t.url).post('/auth/login').set('X-Forwarded-For', ip).type('form').send({ email: user.email, password: 'wrong-pass' }).expect(401);
+      await request(t.url)
+        .post('/auth/login')
+        .set('X-Forwarded-For', ip)
+        .type('form')
+        .send({ email: user.email, password: 'wrong-pass' })
+        .expect(401);
     }
-    const limited = await request(t.url).post('/auth/login').set('X-Forwarded-For', ip).type('form').send({ email: user.email, password: user.password }).expect(429);
+    const limited = await request(t.url)
+      .post('/auth/login')
+      .set('X-Forwarded-For', ip)
+      .type('form')
+      .send({ email: user.email, password: user.password })
+      .expect(429);
     expect(limited.body).toEqual({ error: expect.any(String) });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     // Another email from the same IP is still allowed (20 per IP).
-    await request(t.url).post('/auth/login').set('X-Forwarded-For', ip).type('form').send({ email: 'other@example.com', password: 'wrong-pass' }).expect(401);
+    await request(t.url)
+      .post('/auth/login')
+      .set('X-Forwarded-For', ip)
+      .type('form')
+      .send({ email: 'other@example.com', password: 'wrong-pass' })
+      .expect(401);
   });
 
   it('a protected route needs a token: 401 without, 200 with bearer or with the auth_token cookie', async () => {
@@ -117,7 +158,17 @@ describe('login, sessions and tokens', () => {
     const valid = jwt.sign(rest, t.config.jwtSecret, { algorithm: 'HS256', expiresIn: 60 });
     await request(t.url).get('/auth/profile').set('Authorization', `Bearer ${valid}`).expect(200);
     await request(t.url).get('/auth/profile').set('Authorization', `Bearer ${forged}`).expect(401);
-    const expired = jwt.sign({ sub: claims.sub, sid: claims.sid, tenantId: claims.tenantId, orgId: claims.orgId, roles: [], exp: Math.floor(Date.now() / 1000) - 10 }, t.config.jwtSecret);
+    const expired = jwt.sign(
+      {
+        sub: claims.sub,
+        sid: claims.sid,
+        tenantId: claims.tenantId,
+        orgId: claims.orgId,
+        roles: [],
+        exp: Math.floor(Date.now() / 1000) - 10,
+      },
+      t.config.jwtSecret,
+    );
     await request(t.url).get('/auth/profile').set('Authorization', `Bearer ${expired}`).expect(401);
   });
 
@@ -176,14 +227,26 @@ describe('login, sessions and tokens', () => {
     for (let i = 0; i < 15; i += 1) {
       await request(t.url).post('/auth/session/refresh').set('X-Forwarded-For', ip).send({ refreshToken: 'same-token' }).expect(401);
     }
-    const limited = await request(t.url).post('/auth/session/refresh').set('X-Forwarded-For', ip).send({ refreshToken: 'same-token' }).expect(429);
+    const limited = await request(t.url)
+      .post('/auth/session/refresh')
+      .set('X-Forwarded-For', ip)
+      .send({ refreshToken: 'same-token' })
+      .expect(429);
     expect(limited.headers['retry-after']).toBeDefined();
   });
 
   it('GET /auth/session/refresh exchanges the session_token cookie and redirects only to safe targets', async () => {
-    const loginRes = await request(t.url).post('/auth/login').set('X-Forwarded-For', testIp()).type('form').send({ email: user.email, password: user.password }).expect(200);
+    const loginRes = await request(t.url)
+      .post('/auth/login')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ email: user.email, password: user.password })
+      .expect(200);
     const sessionToken = cookieValue(loginRes, 'session_token');
-    const ok = await request(t.url).get('/auth/session/refresh?redirect=/backend').set('Cookie', `session_token=${sessionToken}`).expect(302);
+    const ok = await request(t.url)
+      .get('/auth/session/refresh?redirect=/backend')
+      .set('Cookie', `session_token=${sessionToken}`)
+      .expect(302);
     expect(ok.headers.location).toBe('/backend');
     const fresh = cookieValue(ok, 'auth_token');
     await request(t.url).get('/auth/profile').set('Cookie', `auth_token=${fresh}`).expect(200);
@@ -216,8 +279,16 @@ describe('login, sessions and tokens', () => {
     await request(t.url).put('/auth/profile').set(auth).send({}).expect(400);
     await request(t.url).put('/auth/profile').set(auth).send({ email: 'nope' }).expect(400);
     await request(t.url).put('/auth/profile').set(auth).send({ password: 'short' }).expect(400);
-    await request(t.url).put('/auth/profile').set(auth).send({ email: other.email, currentPassword: me.password }).expect(400, { error: 'email already in use' });
-    const res = await request(t.url).put('/auth/profile').set(auth).send({ email: 'New.Me@example.com', password: 'brand-new-pass', currentPassword: me.password }).expect(200);
+    await request(t.url)
+      .put('/auth/profile')
+      .set(auth)
+      .send({ email: other.email, currentPassword: me.password })
+      .expect(400, { error: 'email already in use' });
+    const res = await request(t.url)
+      .put('/auth/profile')
+      .set(auth)
+      .send({ email: 'New.Me@example.com', password: 'brand-new-pass', currentPassword: me.password })
+      .expect(200);
     expect(res.body).toEqual({ ok: true, email: 'new.me@example.com' });
     await login(t, 'new.me@example.com', 'brand-new-pass');
     await request(t.url).put('/auth/profile').send({ email: 'x@example.com' }).expect(401);

@@ -32,8 +32,11 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
       [roleId],
     );
   const userAcl = async (userId: string) =>
-    (await ds.query('SELECT id, tenant_id, is_super_admin, features, organizations, created_at FROM user_acls WHERE user_id = $1', [userId]))[0] ??
-    null;
+    (
+      await ds.query('SELECT id, tenant_id, is_super_admin, features, organizations, created_at FROM user_acls WHERE user_id = $1', [
+        userId,
+      ])
+    )[0] ?? null;
   const granted = async (auth: AuthHeaders, features: string[]) =>
     (await request(t.url).post('/auth/feature-check').set(auth).send({ features }).expect(200)).body.granted;
 
@@ -93,7 +96,11 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
     it('a role without an ACL in the tenant: undo removes the ACL row the PUT created; the name and members are untouched', async () => {
       const m = await manager();
       const [role] = await ds.query('INSERT INTO roles (tenant_id, name) VALUES ($1, $2) RETURNING id', [m.tenant.id, 'no acl yet']);
-      const res = await request(t.url).put('/auth/roles/acl').set(m.auth).send({ roleId: role.id, features: ['auth.users.list'] }).expect(200);
+      const res = await request(t.url)
+        .put('/auth/roles/acl')
+        .set(m.auth)
+        .send({ roleId: role.id, features: ['auth.users.list'] })
+        .expect(200);
       expect(await roleAcls(role.id)).toHaveLength(1);
       await undo(m.auth, res.headers['x-undo-token']).expect(200);
       expect(await roleAcls(role.id)).toEqual([]);
@@ -104,16 +111,28 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
       const m = await manager();
       const role = await f.role(m.tenant.id, { features: [] });
       const count = async () => (await ds.query('SELECT count(*)::int AS n FROM action_logs WHERE actor_user_id = $1', [m.user.id]))[0].n;
-      const res = await request(t.url).put('/auth/roles/acl').set(m.auth).send({ roleId: role.id, features: ['billing.view'] }).expect(403);
+      const res = await request(t.url)
+        .put('/auth/roles/acl')
+        .set(m.auth)
+        .send({ roleId: role.id, features: ['billing.view'] })
+        .expect(403);
       expect(res.headers['x-undo-token']).toBeUndefined();
-      await request(t.url).put('/auth/roles/acl').set(m.auth).send({ roleId: '5b6c9a8e-1f2d-4c3b-9a7e-0d1c2b3a4f5e', features: [] }).expect(404);
+      await request(t.url)
+        .put('/auth/roles/acl')
+        .set(m.auth)
+        .send({ roleId: '5b6c9a8e-1f2d-4c3b-9a7e-0d1c2b3a4f5e', features: [] })
+        .expect(404);
       expect(await count()).toBe(0);
     });
 
     it('an undo is refused (400) when the ACL changed since, and changes nothing', async () => {
       const m = await manager();
       const role = await f.role(m.tenant.id, { features: ['auth.users.list'] });
-      const res = await request(t.url).put('/auth/roles/acl').set(m.auth).send({ roleId: role.id, features: ['auth.roles.list'] }).expect(200);
+      const res = await request(t.url)
+        .put('/auth/roles/acl')
+        .set(m.auth)
+        .send({ roleId: role.id, features: ['auth.roles.list'] })
+        .expect(200);
       await ds.query(`UPDATE role_acls SET features = '{auth.acl.manage}' WHERE role_id = $1`, [role.id]);
       await undo(m.auth, res.headers['x-undo-token']).expect(400);
       expect((await roleAcls(role.id))[0].features).toEqual(['auth.acl.manage']);

@@ -7,7 +7,14 @@ import { undoRedoClient, type AuthHeaders } from './support/undo-redo.js';
 
 const MANAGER = ['auth.sidebar.manage', 'audit_logs.*'];
 
-const settings = (hidden: string[]) => ({ version: 2, groupOrder: [], groupLabels: {}, itemLabels: {}, hiddenItems: hidden, itemOrder: {} });
+const settings = (hidden: string[]) => ({
+  version: 2,
+  groupOrder: [],
+  groupLabels: {},
+  itemLabels: {},
+  hiddenItems: hidden,
+  itemOrder: {},
+});
 
 describe('commands: sidebar preferences and variants are undoable', () => {
   let t: PlatformTestApp;
@@ -35,8 +42,12 @@ describe('commands: sidebar preferences and variants are undoable', () => {
       [tenantId],
     );
   const variantRows = (userId: string) =>
-    ds.query('SELECT id, name, is_active, settings, created_at::text, updated_at::text FROM sidebar_variants WHERE user_id = $1 ORDER BY created_at, id', [userId]);
-  const putPreferences = (auth: AuthHeaders, body: object) => request(t.url).put('/auth/sidebar/preferences').set(auth).send(body).expect(200);
+    ds.query(
+      'SELECT id, name, is_active, settings, created_at::text, updated_at::text FROM sidebar_variants WHERE user_id = $1 ORDER BY created_at, id',
+      [userId],
+    );
+  const putPreferences = (auth: AuthHeaders, body: object) =>
+    request(t.url).put('/auth/sidebar/preferences').set(auth).send(body).expect(200);
 
   describe('PUT /auth/sidebar/preferences (auth.sidebar.preferences.update)', () => {
     it('user scope, first save: undo removes the row, redo saves it again', async () => {
@@ -76,7 +87,11 @@ describe('commands: sidebar preferences and variants are undoable', () => {
       const before = await preferenceRows(m.tenant.id);
       expect(before).toHaveLength(2);
 
-      const res = await putPreferences(m.auth, { settings: { hiddenItems: ['new'] }, applyToRoles: [applied.id], clearRoleIds: [cleared.id] });
+      const res = await putPreferences(m.auth, {
+        settings: { hiddenItems: ['new'] },
+        applyToRoles: [applied.id],
+        clearRoleIds: [cleared.id],
+      });
       expect(res.body).toMatchObject({ appliedRoles: [applied.id], clearedRoles: [cleared.id] });
       const after = await preferenceRows(m.tenant.id);
       expect(after.map((r: { role_id: string | null }) => r.role_id)).toEqual([applied.id, null]);
@@ -95,7 +110,9 @@ describe('commands: sidebar preferences and variants are undoable', () => {
       // Same values and creation times; the cleared role's row is a new row (new id).
       const strip = (rows: Record<string, unknown>[]) => rows.map(({ id: _id, ...rest }) => rest);
       expect(strip(restored)).toEqual(strip(before));
-      expect(restored.find((r: { user_id: string | null }) => r.user_id)).toEqual(before.find((r: { user_id: string | null }) => r.user_id));
+      expect(restored.find((r: { user_id: string | null }) => r.user_id)).toEqual(
+        before.find((r: { user_id: string | null }) => r.user_id),
+      );
 
       await redo(m.auth, undone.body.logId).expect(200);
       expect(strip(await preferenceRows(m.tenant.id))).toEqual(strip(after));
@@ -106,7 +123,10 @@ describe('commands: sidebar preferences and variants are undoable', () => {
       const role = await f.role(m.tenant.id);
       await putPreferences(m.auth, { scope: { type: 'role', roleId: role.id }, settings: { hiddenItems: ['one'] } });
       const before = await preferenceRows(m.tenant.id);
-      const res = await putPreferences(m.auth, { scope: { type: 'role', roleId: role.id.toUpperCase() }, settings: { hiddenItems: ['two'] } });
+      const res = await putPreferences(m.auth, {
+        scope: { type: 'role', roleId: role.id.toUpperCase() },
+        settings: { hiddenItems: ['two'] },
+      });
       expect(await lastEntry(m.user.id)).toMatchObject({
         resource_id: `${m.tenant.id}:role:${role.id}:en`,
         changes: { settings: { from: settings(['one']), to: settings(['two']) } },
@@ -157,7 +177,11 @@ describe('commands: sidebar preferences and variants are undoable', () => {
   describe('POST /auth/sidebar/variants (auth.sidebar.variants.create)', () => {
     it('undo deletes the new variant and re-activates the one it deactivated, exactly; redo brings the same variant back', async () => {
       const m = await manager();
-      await request(t.url).post('/auth/sidebar/variants').set(m.auth).send({ name: 'First', isActive: true, settings: { hiddenItems: ['x'] } }).expect(200);
+      await request(t.url)
+        .post('/auth/sidebar/variants')
+        .set(m.auth)
+        .send({ name: 'First', isActive: true, settings: { hiddenItems: ['x'] } })
+        .expect(200);
       const before = await variantRows(m.user.id);
       expect(before).toMatchObject([{ name: 'First', is_active: true, updated_at: null }]);
 

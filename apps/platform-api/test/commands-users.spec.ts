@@ -28,9 +28,15 @@ describe('commands: POST/PUT/DELETE /auth/users and POST /auth/users/consents', 
   const redo = (auth: AuthHeaders, logId: string) => undoRedoClient(t).redo(auth, logId);
   const lastEntry = (actorId: string) => undoRedoClient(t).lastEntry(actorId);
   const userRow = async (id: string) =>
-    (await ds.query('SELECT id, tenant_id, organization_id, email, name, password_hash, created_at, deleted_at FROM users WHERE id = $1', [id]))[0];
+    (
+      await ds.query('SELECT id, tenant_id, organization_id, email, name, password_hash, created_at, deleted_at FROM users WHERE id = $1', [
+        id,
+      ])
+    )[0];
   const roleIdsOf = async (userId: string) =>
-    (await ds.query('SELECT role_id FROM user_roles WHERE user_id = $1 ORDER BY role_id', [userId])).map((r: { role_id: string }) => r.role_id);
+    (await ds.query('SELECT role_id FROM user_roles WHERE user_id = $1 ORDER BY role_id', [userId])).map(
+      (r: { role_id: string }) => r.role_id,
+    );
   const userAcl = async (userId: string) =>
     (await ds.query('SELECT is_super_admin, features, organizations FROM user_acls WHERE user_id = $1', [userId]))[0] ?? null;
   const sessionsOf = async (userId: string) => (await ds.query('SELECT id FROM sessions WHERE user_id = $1', [userId])).length;
@@ -129,8 +135,13 @@ describe('commands: POST/PUT/DELETE /auth/users and POST /auth/users/consents', 
       const target = await f.user(m.tenant, { name: 'Before', roleIds: [crm.id] });
       const targetAuth = { Authorization: `Bearer ${await login(t, target.email, target.password)}` };
       const granted = async () =>
-        (await request(t.url).post('/auth/feature-check').set(targetAuth).send({ features: ['crm.contacts.view', 'crm.deals.view'] }).expect(200))
-          .body.granted;
+        (
+          await request(t.url)
+            .post('/auth/feature-check')
+            .set(targetAuth)
+            .send({ features: ['crm.contacts.view', 'crm.deals.view'] })
+            .expect(200)
+        ).body.granted;
       expect(await granted()).toEqual(['crm.contacts.view']);
       const before = await userRow(target.id);
 
@@ -147,7 +158,12 @@ describe('commands: POST/PUT/DELETE /auth/users and POST /auth/users/consents', 
       expect(await granted()).toEqual(['crm.deals.view']);
 
       const entry = await lastEntry(m.user.id);
-      expect(entry).toMatchObject({ command_id: 'auth.users.update', action_type: 'edit', resource_kind: 'auth.user', resource_id: target.id });
+      expect(entry).toMatchObject({
+        command_id: 'auth.users.update',
+        action_type: 'edit',
+        resource_kind: 'auth.user',
+        resource_id: target.id,
+      });
       expect(entry.changes).toEqual({
         email: { from: target.email, to: newEmail },
         name: { from: 'Before', to: 'After' },
@@ -224,7 +240,11 @@ describe('commands: POST/PUT/DELETE /auth/users and POST /auth/users/consents', 
       const m = await manager();
       const crm = await f.role(m.tenant.id, { features: ['crm.contacts.view'] });
       const target = await f.user(m.tenant, { name: 'Deleted', roleIds: [crm.id] });
-      await ds.query('INSERT INTO user_acls (tenant_id, user_id, features) VALUES ($1, $2, $3)', [m.tenant.id, target.id, ['crm.deals.view']]);
+      await ds.query('INSERT INTO user_acls (tenant_id, user_id, features) VALUES ($1, $2, $3)', [
+        m.tenant.id,
+        target.id,
+        ['crm.deals.view'],
+      ]);
       const session = await login(t, target.email, target.password);
       const before = await userRow(target.id);
 
@@ -285,7 +305,14 @@ describe('commands: POST/PUT/DELETE /auth/users and POST /auth/users/consents', 
         parent_resource_id: target.id,
         undo_token: null,
         snapshot_before: null,
-        snapshot_after: { id: res.body.id, userId: target.id, consentType: 'marketing', isGranted: true, source: 'form', withdrawnAt: null },
+        snapshot_after: {
+          id: res.body.id,
+          userId: target.id,
+          consentType: 'marketing',
+          isGranted: true,
+          source: 'form',
+          withdrawnAt: null,
+        },
       });
     });
   });

@@ -13,7 +13,8 @@ describe('public directory lookups', () => {
   let tenantName: string;
 
   const tenantLookup = (query: string, ip = testIp()) => request(t.url).get(`/directory/tenants/lookup${query}`).set('X-Forwarded-For', ip);
-  const orgLookup = (query: string, ip = testIp()) => request(t.url).get(`/directory/organizations/lookup${query}`).set('X-Forwarded-For', ip);
+  const orgLookup = (query: string, ip = testIp()) =>
+    request(t.url).get(`/directory/organizations/lookup${query}`).set('X-Forwarded-For', ip);
 
   beforeAll(async () => {
     t = await startPlatformApp();

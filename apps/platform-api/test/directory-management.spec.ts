@@ -71,13 +71,28 @@ describe('directory management', () => {
     it('GET: a tenant administrator sees only its own tenant', async () => {
       const res = await api('get', '/directory/tenants', admin.auth).expect(200);
       expect(res.body).toEqual({
-        items: [{ id: home.id, name: expect.stringMatching(/^Home /), isActive: true, organizationsCount: 1, usersCount: 3, createdAt: expect.any(String) }],
+        items: [
+          {
+            id: home.id,
+            name: expect.stringMatching(/^Home /),
+            isActive: true,
+            organizationsCount: 1,
+            usersCount: 3,
+            createdAt: expect.any(String),
+          },
+        ],
         total: 1,
         totalPages: 1,
         page: 1,
         pageSize: 50,
       });
-      await api('get', `/directory/tenants?id=${other.id}`, admin.auth).expect(200, { items: [], total: 0, totalPages: 1, page: 1, pageSize: 50 });
+      await api('get', `/directory/tenants?id=${other.id}`, admin.auth).expect(200, {
+        items: [],
+        total: 0,
+        totalPages: 1,
+        page: 1,
+        pageSize: 50,
+      });
     });
 
     it('GET: a super administrator sees every tenant, with id, search and paging', async () => {
@@ -121,7 +136,9 @@ describe('directory management', () => {
     it('PUT: a tenant administrator renames its own tenant; another tenant is 404; isActive is 403', async () => {
       await api('put', '/directory/tenants', admin.auth).send({ id: home.id, name: 'Home renamed' }).expect(200, { ok: true });
       expect((await ds.query('SELECT name FROM tenants WHERE id = $1', [home.id]))[0].name).toBe('Home renamed');
-      await api('put', '/directory/tenants', admin.auth).send({ id: other.id, name: 'Taken over' }).expect(404, { error: 'tenant not found' });
+      await api('put', '/directory/tenants', admin.auth)
+        .send({ id: other.id, name: 'Taken over' })
+        .expect(404, { error: 'tenant not found' });
       expect((await ds.query('SELECT name FROM tenants WHERE id = $1', [other.id]))[0].name).not.toBe('Taken over');
       await api('put', '/directory/tenants', admin.auth).send({ id: home.id, isActive: false }).expect(403);
     });
@@ -130,7 +147,9 @@ describe('directory management', () => {
       const target = await f.tenant();
       await api('put', '/directory/tenants', superAdmin.auth).send({ id: target.id, isActive: false }).expect(200, { ok: true });
       await request(t.url).get(`/directory/tenants/lookup?tenantId=${target.id}`).set('X-Forwarded-For', testIp()).expect(404);
-      await api('put', '/directory/tenants', superAdmin.auth).send({ id: home.id, isActive: false }).expect(400, { error: 'cannot deactivate your own tenant' });
+      await api('put', '/directory/tenants', superAdmin.auth)
+        .send({ id: home.id, isActive: false })
+        .expect(400, { error: 'cannot deactivate your own tenant' });
       await api('put', '/directory/tenants', superAdmin.auth).send({ id: randomUUID(), name: 'x' }).expect(404);
       await api('put', '/directory/tenants', superAdmin.auth).send({ id: target.id }).expect(400);
       await api('put', '/directory/tenants', superAdmin.auth).send({ id: 'x', name: 'y' }).expect(400);
@@ -164,11 +183,29 @@ describe('directory management', () => {
       expect(mine.body.items.map((o: { id: string }) => o.id)).toContain(home.organizationId);
       expect(mine.body.items.map((o: { id: string }) => o.id)).not.toContain(other.organizationId);
       expect(mine.body.items[0]).toEqual({
-        id: expect.any(String), tenantId: home.id, tenantName: expect.any(String), name: expect.any(String),
-        slug: expect.any(String), isActive: expect.any(Boolean), usersCount: expect.any(Number), createdAt: expect.any(String),
+        id: expect.any(String),
+        tenantId: home.id,
+        tenantName: expect.any(String),
+        name: expect.any(String),
+        slug: expect.any(String),
+        isActive: expect.any(Boolean),
+        usersCount: expect.any(Number),
+        createdAt: expect.any(String),
       });
-      await api('get', `/directory/organizations?id=${other.organizationId}`, admin.auth).expect(200, { items: [], total: 0, totalPages: 1, page: 1, pageSize: 50 });
-      await api('get', `/directory/organizations?tenantId=${other.id}`, admin.auth).expect(200, { items: [], total: 0, totalPages: 1, page: 1, pageSize: 50 });
+      await api('get', `/directory/organizations?id=${other.organizationId}`, admin.auth).expect(200, {
+        items: [],
+        total: 0,
+        totalPages: 1,
+        page: 1,
+        pageSize: 50,
+      });
+      await api('get', `/directory/organizations?tenantId=${other.id}`, admin.auth).expect(200, {
+        items: [],
+        total: 0,
+        totalPages: 1,
+        page: 1,
+        pageSize: 50,
+      });
       const theirs = await api('get', `/directory/organizations?tenantId=${other.id}`, superAdmin.auth).expect(200);
       expect(theirs.body.items.map((o: { id: string }) => o.id)).toEqual([other.organizationId]);
       const bySlug = await api('get', `/directory/organizations?search=${home.slug.toUpperCase()}`, admin.auth).expect(200);
@@ -181,7 +218,9 @@ describe('directory management', () => {
       const first = await api('post', '/directory/organizations', admin.auth).send({ name }).expect(201);
       expect(first.body).toEqual({ id: expect.any(String) });
       const second = await api('post', '/directory/organizations', otherAdmin.auth).send({ name }).expect(201);
-      const rows = await ds.query('SELECT id, tenant_id, slug FROM organizations WHERE id = ANY($1::uuid[])', [[first.body.id, second.body.id]]);
+      const rows = await ds.query('SELECT id, tenant_id, slug FROM organizations WHERE id = ANY($1::uuid[])', [
+        [first.body.id, second.body.id],
+      ]);
       const slugOf = (id: string) => rows.find((r: { id: string }) => r.id === id);
       const base = slugFromName(name);
       expect(slugOf(first.body.id)).toEqual({ id: first.body.id, tenant_id: home.id, slug: base });
@@ -198,7 +237,9 @@ describe('directory management', () => {
     });
 
     it('POST: an explicit slug taken (in any tenant) is 400; a malformed one is 400', async () => {
-      await api('post', '/directory/organizations', admin.auth).send({ name: 'Copy', slug: other.slug }).expect(400, { error: 'slug already in use' });
+      await api('post', '/directory/organizations', admin.auth)
+        .send({ name: 'Copy', slug: other.slug })
+        .expect(400, { error: 'slug already in use' });
       await api('post', '/directory/organizations', admin.auth).send({ name: 'Bad', slug: 'Bad_Slug' }).expect(400);
       await api('post', '/directory/organizations', admin.auth).send({ slug: 'no-name' }).expect(400);
       const slug = `own-${randomUUID().slice(0, 8)}`;
@@ -210,20 +251,30 @@ describe('directory management', () => {
     it('POST: only a super administrator may name another tenant (403); an unknown tenant is 404', async () => {
       await api('post', '/directory/organizations', admin.auth).send({ name: 'Intruder', tenantId: other.id }).expect(403);
       await api('post', '/directory/organizations', admin.auth).send({ name: 'Same tenant', tenantId: home.id }).expect(201);
-      const created = await api('post', '/directory/organizations', superAdmin.auth).send({ name: 'Branch', tenantId: other.id }).expect(201);
+      const created = await api('post', '/directory/organizations', superAdmin.auth)
+        .send({ name: 'Branch', tenantId: other.id })
+        .expect(201);
       expect((await ds.query('SELECT tenant_id FROM organizations WHERE id = $1', [created.body.id]))[0].tenant_id).toBe(other.id);
-      await api('post', '/directory/organizations', superAdmin.auth).send({ name: 'Ghost', tenantId: randomUUID() }).expect(404, { error: 'tenant not found' });
+      await api('post', '/directory/organizations', superAdmin.auth)
+        .send({ name: 'Ghost', tenantId: randomUUID() })
+        .expect(404, { error: 'tenant not found' });
     });
 
     it('PUT: updates name, slug and isActive; another tenant’s organization is 404; a taken slug 400', async () => {
       const { body } = await api('post', '/directory/organizations', admin.auth).send({ name: 'Editable' }).expect(201);
       const slug = `edited-${randomUUID().slice(0, 8)}`;
       await api('put', '/directory/organizations', admin.auth).send({ id: body.id, name: 'Edited', slug }).expect(200, { ok: true });
-      expect(await ds.query('SELECT name, slug, is_active FROM organizations WHERE id = $1', [body.id])).toEqual([{ name: 'Edited', slug, is_active: true }]);
-      await api('put', '/directory/organizations', admin.auth).send({ id: body.id, slug: other.slug }).expect(400, { error: 'slug already in use' });
+      expect(await ds.query('SELECT name, slug, is_active FROM organizations WHERE id = $1', [body.id])).toEqual([
+        { name: 'Edited', slug, is_active: true },
+      ]);
+      await api('put', '/directory/organizations', admin.auth)
+        .send({ id: body.id, slug: other.slug })
+        .expect(400, { error: 'slug already in use' });
       await api('put', '/directory/organizations', admin.auth).send({ id: body.id, isActive: false }).expect(200);
       await request(t.url).get(`/directory/organizations/lookup?slug=${slug}`).set('X-Forwarded-For', testIp()).expect(404);
-      await api('put', '/directory/organizations', admin.auth).send({ id: other.organizationId, name: 'Hijacked' }).expect(404, { error: 'organization not found' });
+      await api('put', '/directory/organizations', admin.auth)
+        .send({ id: other.organizationId, name: 'Hijacked' })
+        .expect(404, { error: 'organization not found' });
       expect((await ds.query('SELECT name FROM organizations WHERE id = $1', [other.organizationId]))[0].name).not.toBe('Hijacked');
       await api('put', '/directory/organizations', superAdmin.auth).send({ id: other.organizationId, name: 'By super admin' }).expect(200);
       await api('put', '/directory/organizations', admin.auth).send({ id: body.id }).expect(400);
@@ -231,7 +282,9 @@ describe('directory management', () => {
     });
 
     it('DELETE: 400 while users belong to it, 200 once empty, 404 across tenants or unknown', async () => {
-      await api('delete', `/directory/organizations?id=${home.organizationId}`, admin.auth).expect(400, { error: 'organization still has users' });
+      await api('delete', `/directory/organizations?id=${home.organizationId}`, admin.auth).expect(400, {
+        error: 'organization still has users',
+      });
       const { body } = await api('post', '/directory/organizations', otherAdmin.auth).send({ name: 'Disposable' }).expect(201);
       await api('delete', `/directory/organizations?id=${body.id}`, admin.auth).expect(404);
       await api('delete', `/directory/organizations?id=${body.id}`, otherAdmin.auth).expect(200, { ok: true });
@@ -241,7 +294,10 @@ describe('directory management', () => {
 
     it('a caller restricted to some organizations sees only those and gets 403 on the others', async () => {
       const tenant = await f.tenant();
-      const [extra] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Extra', $2) RETURNING id`, [tenant.id, `extra-${randomUUID().slice(0, 8)}`]);
+      const [extra] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Extra', $2) RETURNING id`, [
+        tenant.id,
+        `extra-${randomUUID().slice(0, 8)}`,
+      ]);
       const restricted = await f.loggedInUser(t, { features: [ORGS], organizations: [tenant.organizationId] }, tenant);
       const res = await api('get', '/directory/organizations', restricted.auth).expect(200);
       expect(res.body.items.map((o: { id: string }) => o.id)).toEqual([tenant.organizationId]);

@@ -57,11 +57,7 @@ describe('platform error shapes', () => {
   });
 
   it('malformed JSON is 400 {error}', async () => {
-    const res = await request(t.url)
-      .post('/__probe/body')
-      .set('Content-Type', 'application/json')
-      .send('{"email": ')
-      .expect(400);
+    const res = await request(t.url).post('/__probe/body').set('Content-Type', 'application/json').send('{"email": ').expect(400);
     expect(res.body).toEqual({ error: 'malformed JSON body' });
   });
 

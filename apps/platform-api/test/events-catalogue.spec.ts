@@ -41,7 +41,10 @@ describe('events: GET /events and the events auth emits', () => {
     t = await startPlatformApp();
     f = Factories.of(t);
     auth = (await f.loggedInUser(t, { features: [] })).auth;
-    subscription = t.app.get(EventBus).stream().subscribe((e) => seen.push(e));
+    subscription = t.app
+      .get(EventBus)
+      .stream()
+      .subscribe((e) => seen.push(e));
   });
   afterAll(async () => {
     subscription.unsubscribe();
@@ -107,12 +110,22 @@ describe('events: GET /events and the events auth emits', () => {
     const find = (id: string, match: (e: PlatformEvent) => boolean = () => true) =>
       waitFor(() => seen.find((e) => e.id === id && e.tenantId === tenant.id && match(e)));
 
-    await request(t.url).post('/auth/login').set('X-Forwarded-For', testIp()).type('form').send({ email: user.email, password: 'wrong' }).expect(401);
+    await request(t.url)
+      .post('/auth/login')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ email: user.email, password: 'wrong' })
+      .expect(401);
     const failed = await find('auth.login.failed');
     expect(failed).toMatchObject({ organizationId: tenant.organizationId, payload: { email: user.email, reason: 'invalid_credentials' } });
     expect(JSON.stringify(failed.payload)).not.toContain('wrong');
 
-    const login = await request(t.url).post('/auth/login').set('X-Forwarded-For', testIp()).type('form').send({ email: user.email, password: user.password }).expect(200);
+    const login = await request(t.url)
+      .post('/auth/login')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ email: user.email, password: user.password })
+      .expect(200);
     const success = await find('auth.login.success');
     expect(success).toMatchObject({ organizationId: tenant.organizationId, payload: { userId: user.id } });
     expect(success.timestamp).toEqual(expect.any(Number));
@@ -121,11 +134,18 @@ describe('events: GET /events and the events auth emits', () => {
     expect((await find('auth.logout')).payload).toMatchObject({ userId: user.id });
 
     // The worker's half of a reset request (run here: it emits on this app's bus).
-    await t.app.get(PasswordResetService).processResetRequest({ email: user.email, tenantId: tenant.id, requestedAt: new Date().toISOString(), ip: '10.0.0.1' });
+    await t.app
+      .get(PasswordResetService)
+      .processResetRequest({ email: user.email, tenantId: tenant.id, requestedAt: new Date().toISOString(), ip: '10.0.0.1' });
     expect((await find('auth.password.reset.requested')).payload).toMatchObject({ userId: user.id });
 
     const issued = await t.app.get(AuthTokensService).issue(tenant.id, user.id, 'password_reset');
-    await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', testIp()).type('form').send({ token: issued.token, password: 'another-password-1' }).expect(200);
+    await request(t.url)
+      .post('/auth/reset/confirm')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ token: issued.token, password: 'another-password-1' })
+      .expect(200);
     expect((await find('auth.password.reset.completed')).payload).toMatchObject({ userId: user.id, purpose: 'password_reset' });
   });
 });

@@ -40,7 +40,13 @@ describe('events: GET /events/stream across instances', () => {
     return client;
   };
   const notify = async (auth: Auth, recipientUserId: string, title: string) =>
-    (await request(a.url).post('/notifications').set(auth).send({ type: 'stream.test', severity: 'info', title, recipientUserId }).expect(201)).body.id as string;
+    (
+      await request(a.url)
+        .post('/notifications')
+        .set(auth)
+        .send({ type: 'stream.test', severity: 'info', title, recipientUserId })
+        .expect(201)
+    ).body.id as string;
   const createdFrame = (notificationId: string) => (fr: SseFrame) =>
     fr.kind === 'data' && fr.data?.id === 'notifications.notification.created' && fr.data.payload.id === notificationId;
 
@@ -131,7 +137,11 @@ describe('events: GET /events/stream across instances', () => {
     const memberAuth = { Authorization: `Bearer ${await login(a, member.email, member.password)}` };
     const onB = await open(memberAuth);
     const onA = await open(memberAuth, a.url);
-    const res = await request(a.url).post('/notifications/role').set(sender).send({ type: 'fanout', severity: 'info', title: 'Everyone', roleId: role.id }).expect(201);
+    const res = await request(a.url)
+      .post('/notifications/role')
+      .set(sender)
+      .send({ type: 'fanout', severity: 'info', title: 'Everyone', roleId: role.id })
+      .expect(201);
     expect(res.body.count).toBe(1);
     const isFanOut = (fr: SseFrame) => fr.kind === 'data' && fr.data!.payload.title === 'Everyone';
     const [fromB, fromA] = await Promise.all([onB.next(isFanOut, 20_000), onA.next(isFanOut, 20_000)]);

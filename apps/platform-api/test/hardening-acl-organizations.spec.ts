@@ -26,8 +26,11 @@ describe('ACL organizations: an organization-restricted caller never widens a re
   const roleAclRow = async (roleId: string, tenantId: string) =>
     (await ds.query('SELECT features, organizations FROM role_acls WHERE role_id = $1 AND tenant_id = $2', [roleId, tenantId]))[0] ?? null;
   const addOrganization = async (tenantId: string) =>
-    (await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Second', 'org-' || gen_random_uuid()) RETURNING id`, [tenantId]))[0]
-      .id as string;
+    (
+      await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Second', 'org-' || gen_random_uuid()) RETURNING id`, [
+        tenantId,
+      ])
+    )[0].id as string;
   const storeUserAcl = (tenantId: string, userId: string, features: string[], organizations: string[] | null) =>
     ds.query('INSERT INTO user_acls (tenant_id, user_id, features, organizations) VALUES ($1, $2, $3, $4)', [
       tenantId,
@@ -118,7 +121,10 @@ describe('ACL organizations: an organization-restricted caller never widens a re
       const tenant = await f.tenant();
       const admin = await f.loggedInUser(t, { features: ADMIN }, tenant);
       const target = await f.user(tenant);
-      expect((await putUserAcl(admin.auth, { userId: target.id, features: ['auth.roles.list'] }).expect(200)).body).toEqual({ ok: true, sanitized: false });
+      expect((await putUserAcl(admin.auth, { userId: target.id, features: ['auth.roles.list'] }).expect(200)).body).toEqual({
+        ok: true,
+        sanitized: false,
+      });
       expect(await userAclRow(target.id)).toMatchObject({ organizations: null });
     });
   });
@@ -127,7 +133,10 @@ describe('ACL organizations: an organization-restricted caller never widens a re
     it('organizations omitted: the ACL inherits the caller’s restriction; null or another organization is 403 and changes nothing', async () => {
       const { tenant, orgA, orgB, admin } = await restrictedSetup();
       const role = await f.role(tenant.id, { features: [], organizations: [orgA] });
-      expect((await putRoleAcl(admin.auth, { roleId: role.id, features: ['auth.roles.list'] }).expect(200)).body).toEqual({ ok: true, sanitized: false });
+      expect((await putRoleAcl(admin.auth, { roleId: role.id, features: ['auth.roles.list'] }).expect(200)).body).toEqual({
+        ok: true,
+        sanitized: false,
+      });
       expect(await roleAclRow(role.id, tenant.id)).toEqual({ features: ['auth.roles.list'], organizations: [orgA] });
       for (const organizations of [null, [orgB], [orgA, orgB]]) {
         await putRoleAcl(admin.auth, { roleId: role.id, features: ['auth.users.list'], organizations }).expect(403);

@@ -17,7 +17,13 @@ describe('action log: undoableOnly and CSV formula cells', () => {
   let f: Factories;
   let ds: DataSource;
   const list = async (auth: Auth, query: object) =>
-    (await request(t.url).get(ACTIONS).set(auth).query({ pageSize: 200, ...query }).expect(200)).body.items as Record<string, any>[];
+    (
+      await request(t.url)
+        .get(ACTIONS)
+        .set(auth)
+        .query({ pageSize: 200, ...query })
+        .expect(200)
+    ).body.items as Record<string, any>[];
   const createRole = async (auth: Auth, name: string) => {
     const res = await request(t.url).post('/auth/roles').set(auth).send({ name }).expect(201);
     return { id: res.body.id as string, token: res.headers['x-undo-token'] as string };
@@ -53,12 +59,17 @@ describe('action log: undoableOnly and CSV formula cells', () => {
       const undone = await undoRedoClient(t).undo(viewer.auth, mine.token).expect(200);
       expect(await list(viewer.auth, { undoableOnly: 'true' })).toEqual([]);
       const redone = await undoRedoClient(t).redo(viewer.auth, undone.body.logId).expect(200);
-      expect((await list(viewer.auth, { undoableOnly: 'true' })).map((e) => [e.id, e.undoToken])).toEqual([[undone.body.logId, redone.body.undoToken]]);
+      expect((await list(viewer.auth, { undoableOnly: 'true' })).map((e) => [e.id, e.undoToken])).toEqual([
+        [undone.body.logId, redone.body.undoToken],
+      ]);
     });
 
     it('the caller’s own entries made in another organization context (which an undo refuses) are not listed, nor their token shown', async () => {
       const tenant = await f.tenant();
-      const [{ id: orgB }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'B', 'org-' || gen_random_uuid()) RETURNING id`, [tenant.id]);
+      const [{ id: orgB }] = await ds.query(
+        `INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'B', 'org-' || gen_random_uuid()) RETURNING id`,
+        [tenant.id],
+      );
       const viewer = await f.loggedInUser(t, { features: ['auth.roles.*', 'audit_logs.*'] }, tenant);
       const [{ id: elsewhere }] = await ds.query(
         `INSERT INTO action_logs (tenant_id, organization_id, actor_user_id, command_id, action_type, resource_kind, resource_id, undo_token, changes, changed_fields)

@@ -101,16 +101,24 @@ describe('action log snapshots of a global role hold only the writer’s tenant'
 
   it('its undo and redo restore the writer’s tenant’s ACL and leave the other tenant’s (changed meanwhile) alone', async () => {
     const s = await globalRoleInTwoTenants();
-    const res = await request(t.url).put('/auth/roles/acl').set(s.admin.auth).send({ roleId: s.role.id, features: ['auth.roles.list'] }).expect(200);
+    const res = await request(t.url)
+      .put('/auth/roles/acl')
+      .set(s.admin.auth)
+      .send({ roleId: s.role.id, features: ['auth.roles.list'] })
+      .expect(200);
     // Another tenant's administrator changes its own ACL of the role meanwhile: not this entry's business.
     await ds.query(`UPDATE role_acls SET features = '{changed.elsewhere}' WHERE role_id = $1 AND tenant_id = $2`, [s.role.id, s.other.id]);
     const theirs = { tenant_id: s.other.id, features: ['changed.elsewhere'], organizations: [s.other.organizationId] };
     const sorted = <T extends { tenant_id: string }>(rows: T[]) => [...rows].sort((a, b) => (a.tenant_id < b.tenant_id ? -1 : 1));
 
     const undone = await undoRedoClient(t).undo(s.admin.auth, res.headers['x-undo-token']).expect(200);
-    expect(await roleAcls(s.role.id)).toEqual(sorted([{ tenant_id: s.own.id, features: ['auth.users.list'], organizations: null }, theirs]));
+    expect(await roleAcls(s.role.id)).toEqual(
+      sorted([{ tenant_id: s.own.id, features: ['auth.users.list'], organizations: null }, theirs]),
+    );
     await undoRedoClient(t).redo(s.admin.auth, undone.body.logId).expect(200);
-    expect(await roleAcls(s.role.id)).toEqual(sorted([{ tenant_id: s.own.id, features: ['auth.roles.list'], organizations: null }, theirs]));
+    expect(await roleAcls(s.role.id)).toEqual(
+      sorted([{ tenant_id: s.own.id, features: ['auth.roles.list'], organizations: null }, theirs]),
+    );
 
     const replays = (await entriesOf(s.admin.auth, s.role.id)).filter((e) => e.source !== 'api');
     expect(replays.map((e) => e.source)).toEqual(['redo', 'undo']);
@@ -128,8 +136,12 @@ describe('action log snapshots of a global role hold only the writer’s tenant'
       .send({ roleId: s.role.id, tenantId: s.other.id, features: ['x.y'], organizations: [s.other.organizationId] })
       .expect(200);
     const [entry] = await entriesOf(superAdmin.auth, s.role.id);
-    expect(entry.snapshotBefore.acls).toEqual([{ tenantId: s.other.id, isSuperAdmin: false, features: [SECRET_FEATURE], organizations: [s.other.organizationId] }]);
-    expect(entry.snapshotAfter.acls).toEqual([{ tenantId: s.other.id, isSuperAdmin: false, features: ['x.y'], organizations: [s.other.organizationId] }]);
+    expect(entry.snapshotBefore.acls).toEqual([
+      { tenantId: s.other.id, isSuperAdmin: false, features: [SECRET_FEATURE], organizations: [s.other.organizationId] },
+    ]);
+    expect(entry.snapshotAfter.acls).toEqual([
+      { tenantId: s.other.id, isSuperAdmin: false, features: ['x.y'], organizations: [s.other.organizationId] },
+    ]);
     expect(entry.snapshotAfter.members).toEqual([{ userId: s.otherMember.id, tenantId: s.other.id }]);
     expect(JSON.stringify(entry)).not.toContain(s.ownMember.id);
   });

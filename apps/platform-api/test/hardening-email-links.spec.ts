@@ -32,7 +32,12 @@ describe('account email jobs carry no token or link', () => {
   beforeAll(async () => {
     stub = await startMailApiStub();
     t = await startPlatformApp({
-      env: { PLATFORM_MAIL_API_URL: stub.url, PLATFORM_MAIL_API_KEY: MAIL_KEY, PLATFORM_MAIL_FROM: 'accounts@example.com', PLATFORM_APP_URL: APP_URL },
+      env: {
+        PLATFORM_MAIL_API_URL: stub.url,
+        PLATFORM_MAIL_API_KEY: MAIL_KEY,
+        PLATFORM_MAIL_FROM: 'accounts@example.com',
+        PLATFORM_APP_URL: APP_URL,
+      },
     });
     f = Factories.of(t);
     redis = new Redis(t.config.redisUrl);
@@ -53,7 +58,11 @@ describe('account email jobs carry no token or link', () => {
   };
   const queue = () => t.app.get(QueueService).queue(PlatformQueue.AccountEmail);
   const sendJobTo = (to: string) =>
-    waitFor(async () => (await queue().getJobs(['waiting', 'active', 'delayed', 'completed', 'failed'])).find((j) => j.name === AccountEmailJob.Send && j.data.to === to));
+    waitFor(async () =>
+      (await queue().getJobs(['waiting', 'active', 'delayed', 'completed', 'failed'])).find(
+        (j) => j.name === AccountEmailJob.Send && j.data.to === to,
+      ),
+    );
 
   /** Every string value under this test's queue prefix: job hashes, lists, streams, whatever BullMQ keeps. */
   async function everythingInRedis(): Promise<string> {
@@ -78,7 +87,9 @@ describe('account email jobs carry no token or link', () => {
     const twice = await f.user(tenant, { password: null, roleIds: [roleId] });
     await service.sendInvitation(tenant.id, twice.id);
     await service.sendInvitation(tenant.id, twice.id);
-    const twiceRows: { id: string }[] = await t.app.get(DataSource).query('SELECT id FROM auth_tokens WHERE user_id = $1 ORDER BY used_at NULLS LAST', [twice.id]);
+    const twiceRows: { id: string }[] = await t.app
+      .get(DataSource)
+      .query('SELECT id FROM auth_tokens WHERE user_id = $1 ORDER BY used_at NULLS LAST', [twice.id]);
 
     // No worker yet: the job waits in Redis exactly as queued.
     const job = await sendJobTo(invitee.email);
@@ -99,9 +110,18 @@ describe('account email jobs carry no token or link', () => {
     expect(everything).not.toMatch(/setup-password/);
 
     // Once sent, the row no longer holds a way back to the token.
-    await waitFor(async () => ((await t.app.get(DataSource).query('SELECT sealed_token FROM auth_tokens WHERE id = $1', [row.id]))[0].sealed_token === null ? true : null));
+    await waitFor(async () =>
+      (await t.app.get(DataSource).query('SELECT sealed_token FROM auth_tokens WHERE id = $1', [row.id]))[0].sealed_token === null
+        ? true
+        : null,
+    );
 
-    await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', testIp()).type('form').send({ token, password: 'set-from-link-1' }).expect(200);
+    await request(t.url)
+      .post('/auth/reset/confirm')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ token, password: 'set-from-link-1' })
+      .expect(200);
     await login(t, invitee.email, 'set-from-link-1');
 
     // The superseded invitation is not sent (its link would not work); the live one is.
@@ -115,7 +135,12 @@ describe('account email jobs carry no token or link', () => {
   it('password reset: neither the queued email job nor anything else in Redis holds the token or the link', async () => {
     await startWorker();
     const user = await f.user(tenant, { roleIds: [roleId] });
-    await request(t.url).post('/auth/reset').set('X-Forwarded-For', testIp()).type('form').send({ email: user.email }).expect(200, { ok: true });
+    await request(t.url)
+      .post('/auth/reset')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ email: user.email })
+      .expect(200, { ok: true });
     const sent = await waitFor(() => stub.sends.find((s) => s.body.to === user.email));
     const token = tokenFromLink(sent.body.body, `${APP_URL}/reset-password`);
     const job = await sendJobTo(user.email);
@@ -127,7 +152,12 @@ describe('account email jobs carry no token or link', () => {
     expect(everything).not.toContain(encodeURIComponent(token));
     expect(everything).not.toMatch(/reset-password/);
 
-    await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', testIp()).type('form').send({ token, password: 'reset-from-link-1' }).expect(200);
+    await request(t.url)
+      .post('/auth/reset/confirm')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ token, password: 'reset-from-link-1' })
+      .expect(200);
     await login(t, user.email, 'reset-from-link-1');
   });
 });

@@ -94,7 +94,9 @@ describe('event stream hardening', () => {
     await request(a.url).post('/auth/logout').set(bearer(token)).expect(302);
     await ended(onB, onA);
     await stillOpen(otherSession);
-    await waitFor(() => (b.get(EventStreamService).openStreamsOf(user.id) === 1 && a.app.get(EventStreamService).openStreamsOf(user.id) === 0 ? true : null));
+    await waitFor(() =>
+      b.get(EventStreamService).openStreamsOf(user.id) === 1 && a.app.get(EventStreamService).openStreamsOf(user.id) === 0 ? true : null,
+    );
   });
 
   it('a password change ends the streams of the user’s other sessions, not of the session that made it', async () => {
@@ -102,7 +104,11 @@ describe('event stream hardening', () => {
     const mine = await login(a, user.email, user.password);
     const elsewhere = await open(bearer(await login(a, user.email, user.password)));
     const own = await open(bearer(mine));
-    await request(a.url).put('/auth/profile').set(bearer(mine)).send({ password: 'another-pass-1', currentPassword: user.password }).expect(200);
+    await request(a.url)
+      .put('/auth/profile')
+      .set(bearer(mine))
+      .send({ password: 'another-pass-1', currentPassword: user.password })
+      .expect(200);
     await ended(elsewhere);
     await stillOpen(own);
   });

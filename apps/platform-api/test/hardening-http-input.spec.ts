@@ -43,7 +43,12 @@ describe('input the platform refuses before it reaches a route (NUL, nesting, ma
   });
 
   it('JSON nested 2,000 levels deep is a 400 in the documented shape (no stack overflow); 65 levels are refused, 64 pass the check', async () => {
-    const deep = await request(t.url).post('/auth/roles').set(admin.auth).set('Content-Type', 'application/json').send(deepJson(2000)).expect(400);
+    const deep = await request(t.url)
+      .post('/auth/roles')
+      .set(admin.auth)
+      .set('Content-Type', 'application/json')
+      .send(deepJson(2000))
+      .expect(400);
     expect(deep.body).toEqual({
       error: expect.stringMatching(/^validation failed: .* is nested deeper than 64 levels$/),
       details: [expect.objectContaining({ code: 'maxDepth' })],
@@ -57,10 +62,22 @@ describe('input the platform refuses before it reaches a route (NUL, nesting, ma
 
   it('a malformed JSON body on the {ok: false} routes answers {ok: false, error}', async () => {
     for (const path of ['/auth/login', '/auth/session/refresh', '/auth/reset/confirm']) {
-      const res = await request(t.url).post(path).set('X-Forwarded-For', testIp()).set('Content-Type', 'application/json').send('{"email":');
-      expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 400, body: { ok: false, error: 'malformed JSON body' } });
+      const res = await request(t.url)
+        .post(path)
+        .set('X-Forwarded-For', testIp())
+        .set('Content-Type', 'application/json')
+        .send('{"email":');
+      expect({ path, status: res.status, body: res.body }).toEqual({
+        path,
+        status: 400,
+        body: { ok: false, error: 'malformed JSON body' },
+      });
     }
-    const check = await request(t.url).post('/auth/feature-check').set(admin.auth).set('Content-Type', 'application/json').send('{"features":');
+    const check = await request(t.url)
+      .post('/auth/feature-check')
+      .set(admin.auth)
+      .set('Content-Type', 'application/json')
+      .send('{"features":');
     expect(check.status).toBe(400);
     expect(check.body).toEqual({ ok: false, error: 'malformed JSON body' });
   });
@@ -72,7 +89,12 @@ describe('input the platform refuses before it reaches a route (NUL, nesting, ma
   });
 
   it('a malformed body elsewhere keeps the plain {error} shape', async () => {
-    const res = await request(t.url).post('/auth/roles').set(admin.auth).set('Content-Type', 'application/json').send('{"name":').expect(400);
+    const res = await request(t.url)
+      .post('/auth/roles')
+      .set(admin.auth)
+      .set('Content-Type', 'application/json')
+      .send('{"name":')
+      .expect(400);
     expect(res.body).toEqual({ error: 'malformed JSON body' });
   });
 });
@@ -178,7 +200,13 @@ describe('paging parameters are bounded on every list (400, never 500)', () => {
     }
     // The lists this covers today; a new list is picked up from the route table without editing this test.
     expect(checked).toEqual(
-      expect.arrayContaining(['/auth/roles page', '/auth/users pageSize', '/directory/tenants page', '/directory/organizations page', '/notifications page']),
+      expect.arrayContaining([
+        '/auth/roles page',
+        '/auth/users pageSize',
+        '/directory/tenants page',
+        '/directory/organizations page',
+        '/notifications page',
+      ]),
     );
   });
 });

@@ -28,7 +28,16 @@ describe('login hardening', () => {
   describe('redirect', () => {
     // Browsers drop tabs and line breaks from URLs, so `/\t/evil` is followed as `//evil` (another host).
     // (NUL is refused for the whole request before the route runs.)
-    const unsafe = ['/\t/evil.example', '/\n/evil.example', '/\r\n/evil.example', '/\u007f/evil.example', '/\\evil.example', '/a\\b', '/ok/\u0085', 'http://localhost:3000/\t/x'];
+    const unsafe = [
+      '/\t/evil.example',
+      '/\n/evil.example',
+      '/\r\n/evil.example',
+      '/\u007f/evil.example',
+      '/\\evil.example',
+      '/a\\b',
+      '/ok/\u0085',
+      'http://localhost:3000/\t/x',
+    ];
 
     it('login refuses control characters and backslashes anywhere (redirect "/"), keeps safe paths', async () => {
       const { user } = await member();
@@ -36,16 +45,24 @@ describe('login hardening', () => {
         const res = await loginForm({ email: user.email, password: user.password, redirect }).expect(200);
         expect({ redirect, answered: res.body.redirect }).toEqual({ redirect, answered: '/' });
       }
-      expect((await loginForm({ email: user.email, password: user.password, redirect: '/backend/roles?tab=1#x' })).body.redirect).toBe('/backend/roles?tab=1#x');
+      expect((await loginForm({ email: user.email, password: user.password, redirect: '/backend/roles?tab=1#x' })).body.redirect).toBe(
+        '/backend/roles?tab=1#x',
+      );
       expect((await loginForm({ email: user.email, password: user.password, redirect: '/' })).body.redirect).toBe('/');
     });
 
     it('GET /auth/session/refresh redirects to "/" for such targets', async () => {
       const { user } = await member();
       const res = await loginForm({ email: user.email, password: user.password }).expect(200);
-      const cookie = ([] as string[]).concat(res.headers['set-cookie']).find((c) => c.startsWith('session_token='))!.split(';')[0];
+      const cookie = ([] as string[])
+        .concat(res.headers['set-cookie'])
+        .find((c) => c.startsWith('session_token='))!
+        .split(';')[0];
       for (const redirect of unsafe) {
-        const refreshed = await request(t.url).get(`/auth/session/refresh?redirect=${encodeURIComponent(redirect)}`).set('Cookie', cookie).expect(302);
+        const refreshed = await request(t.url)
+          .get(`/auth/session/refresh?redirect=${encodeURIComponent(redirect)}`)
+          .set('Cookie', cookie)
+          .expect(302);
         expect({ redirect, location: refreshed.headers.location }).toEqual({ redirect, location: '/' });
       }
       const ok = await request(t.url).get('/auth/session/refresh?redirect=/backend').set('Cookie', cookie).expect(302);
@@ -72,7 +89,10 @@ describe('login hardening', () => {
       expect(other.body).toEqual({ ok: false, error: 'invalid credentials' });
 
       const chosen = await loginForm({ email, password: 'newer-password', tenantId: second.tenant.id }).expect(200);
-      expect((jwt.decode(chosen.body.token) as { sub: string; tenantId: string })).toMatchObject({ sub: newer.id, tenantId: second.tenant.id });
+      expect(jwt.decode(chosen.body.token) as { sub: string; tenantId: string }).toMatchObject({
+        sub: newer.id,
+        tenantId: second.tenant.id,
+      });
       await loginForm({ email, password: 'older-password', tenantId: second.tenant.id }).expect(401);
     });
 

@@ -73,7 +73,10 @@ describe('PUT /auth/profile needs the current password for credential changes', 
   it('429 with Retry-After after 5 credential-change attempts per user in 5 minutes (a stolen token cannot guess faster than logins)', async () => {
     const me = await f.user(tenant, { roleIds: [roleId] });
     const token = await login(t, me.email, me.password);
-    for (let i = 0; i < 5; i += 1) await profile(token).send({ password: 'guessing-pass-1', currentPassword: `guess-${i}` }).expect(403);
+    for (let i = 0; i < 5; i += 1)
+      await profile(token)
+        .send({ password: 'guessing-pass-1', currentPassword: `guess-${i}` })
+        .expect(403);
     const limited = await profile(token).send({ password: 'guessing-pass-1', currentPassword: me.password }).expect(429);
     expect(limited.body).toEqual({ error: expect.any(String) });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);

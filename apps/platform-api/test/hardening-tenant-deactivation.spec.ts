@@ -48,7 +48,10 @@ describe('deactivated tenants', () => {
     const remembered = await loginForm(a.url, { email: user.email, password: user.password, remember: 'true' }).expect(200);
     const token: string = remembered.body.token;
     const refreshToken: string = remembered.body.refreshToken;
-    const sessionCookie = ([] as string[]).concat(remembered.headers['set-cookie']).find((c) => c.startsWith('session_token='))!.split(';')[0];
+    const sessionCookie = ([] as string[])
+      .concat(remembered.headers['set-cookie'])
+      .find((c) => c.startsWith('session_token='))!
+      .split(';')[0];
     // Both instances have the session cached.
     await request(a.url).get('/auth/profile').set('Authorization', `Bearer ${token}`).expect(200);
     await request(bUrl).get('/auth/profile').set('Authorization', `Bearer ${token}`).expect(200);
@@ -86,7 +89,11 @@ describe('deactivated tenants', () => {
     await a.app.get(DataSource).query('UPDATE tenants SET is_active = false WHERE id = $1', [tenant.id]);
     await a.app.get(AccessCacheService).invalidateSessions([sid]);
     await request(a.url).get('/auth/profile').set('Authorization', `Bearer ${res.body.token}`).expect(401);
-    await request(a.url).post('/auth/session/refresh').set('X-Forwarded-For', testIp()).send({ refreshToken: res.body.refreshToken }).expect(401);
+    await request(a.url)
+      .post('/auth/session/refresh')
+      .set('X-Forwarded-For', testIp())
+      .send({ refreshToken: res.body.refreshToken })
+      .expect(401);
   });
 });
 

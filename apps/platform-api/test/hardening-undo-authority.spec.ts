@@ -21,8 +21,10 @@ describe('undo and redo re-check the caller’s authority', () => {
   const redo = (auth: AuthHeaders, logId: string) => undoRedoClient(t).redo(auth, logId);
   const lastEntry = (actorId: string) => undoRedoClient(t).lastEntry(actorId);
   const entry = async (id: string) => (await ds.query('SELECT execution_state, undo_token FROM action_logs WHERE id = $1', [id]))[0];
-  const roleFeatures = async (roleId: string) => (await ds.query('SELECT features FROM role_acls WHERE role_id = $1', [roleId]))[0]?.features ?? null;
-  const userAcl = async (userId: string) => (await ds.query('SELECT features, organizations FROM user_acls WHERE user_id = $1', [userId]))[0] ?? null;
+  const roleFeatures = async (roleId: string) =>
+    (await ds.query('SELECT features FROM role_acls WHERE role_id = $1', [roleId]))[0]?.features ?? null;
+  const userAcl = async (userId: string) =>
+    (await ds.query('SELECT features, organizations FROM user_acls WHERE user_id = $1', [userId]))[0] ?? null;
 
   /** The administrator's own role now grants exactly `features` (as an administrator of its tenant would set it). */
   async function setOwnFeatures(roleId: string, features: string[]) {
@@ -44,7 +46,11 @@ describe('undo and redo re-check the caller’s authority', () => {
       const full = ['auth.acl.manage', 'auth.roles.list', ...AUDIT];
       const admin = await f.loggedInUser(t, { features: full });
       const role = await f.role(admin.tenant.id, { features: [] });
-      const res = await request(t.url).put('/auth/roles/acl').set(admin.auth).send({ roleId: role.id, features: ['auth.roles.list'] }).expect(200);
+      const res = await request(t.url)
+        .put('/auth/roles/acl')
+        .set(admin.auth)
+        .send({ roleId: role.id, features: ['auth.roles.list'] })
+        .expect(200);
       const token = res.headers['x-undo-token'];
       const { id } = await lastEntry(admin.user.id);
 
@@ -68,15 +74,23 @@ describe('undo and redo re-check the caller’s authority', () => {
       const admin = await f.loggedInUser(t, { features: ['auth.roles.*', ...AUDIT] });
       const res = await request(t.url).post('/auth/roles').set(admin.auth).send({ name: 'kept' }).expect(201);
       await setOwnFeatures(admin.role.id, ['auth.roles.list', ...AUDIT]);
-      expect((await undo(admin.auth, res.headers['x-undo-token']).expect(403)).body).toEqual({ error: expect.stringContaining('auth.roles.manage') });
+      expect((await undo(admin.auth, res.headers['x-undo-token']).expect(403)).body).toEqual({
+        error: expect.stringContaining('auth.roles.manage'),
+      });
       expect(await ds.query('SELECT name FROM roles WHERE id = $1', [res.body.id])).toEqual([{ name: 'kept' }]);
     });
 
     it('a user create: undo is 403 without auth.users.create, and the user stays', async () => {
       const admin = await f.loggedInUser(t, { features: ['auth.users.*', ...AUDIT] });
-      const res = await request(t.url).post('/auth/users').set(admin.auth).send({ email: `kept-${Date.now()}@example.com`, password: 'secret-pass-1' }).expect(201);
+      const res = await request(t.url)
+        .post('/auth/users')
+        .set(admin.auth)
+        .send({ email: `kept-${Date.now()}@example.com`, password: 'secret-pass-1' })
+        .expect(201);
       await setOwnFeatures(admin.role.id, ['auth.users.list', 'auth.users.edit', 'auth.users.delete', ...AUDIT]);
-      expect((await undo(admin.auth, res.headers['x-undo-token']).expect(403)).body).toEqual({ error: expect.stringContaining('auth.users.create') });
+      expect((await undo(admin.auth, res.headers['x-undo-token']).expect(403)).body).toEqual({
+        error: expect.stringContaining('auth.users.create'),
+      });
       expect(await ds.query('SELECT deleted_at FROM users WHERE id = $1', [res.body.id])).toEqual([{ deleted_at: null }]);
     });
   });
@@ -85,7 +99,11 @@ describe('undo and redo re-check the caller’s authority', () => {
     it('undoing a role ACL write that would give back a feature the caller no longer holds is 403', async () => {
       const admin = await f.loggedInUser(t, { features: ['auth.acl.manage', 'crm.view', 'crm.edit', ...AUDIT] });
       const role = await f.role(admin.tenant.id, { features: ['crm.view', 'crm.edit'] });
-      const res = await request(t.url).put('/auth/roles/acl').set(admin.auth).send({ roleId: role.id, features: ['crm.view'] }).expect(200);
+      const res = await request(t.url)
+        .put('/auth/roles/acl')
+        .set(admin.auth)
+        .send({ roleId: role.id, features: ['crm.view'] })
+        .expect(200);
       await setOwnFeatures(admin.role.id, ['auth.acl.manage', 'crm.view', ...AUDIT]);
       expect((await undo(admin.auth, res.headers['x-undo-token']).expect(403)).body).toEqual({ error: expect.any(String) });
       expect(await roleFeatures(role.id)).toEqual(['crm.view']);
@@ -98,7 +116,11 @@ describe('undo and redo re-check the caller’s authority', () => {
     it('redoing a user ACL write that grants a feature the caller no longer holds is 403', async () => {
       const admin = await f.loggedInUser(t, { features: ['auth.acl.manage', 'crm.view', 'crm.edit', ...AUDIT] });
       const target = await f.user(admin.tenant);
-      const res = await request(t.url).put('/auth/users/acl').set(admin.auth).send({ userId: target.id, features: ['crm.view', 'crm.edit'] }).expect(200);
+      const res = await request(t.url)
+        .put('/auth/users/acl')
+        .set(admin.auth)
+        .send({ userId: target.id, features: ['crm.view', 'crm.edit'] })
+        .expect(200);
       const undone = await undo(admin.auth, res.headers['x-undo-token']).expect(200);
       expect(await userAcl(target.id)).toBeNull();
       await setOwnFeatures(admin.role.id, ['auth.acl.manage', 'crm.view', ...AUDIT]);
@@ -109,10 +131,21 @@ describe('undo and redo re-check the caller’s authority', () => {
 
     it('undoing a user ACL write of a user now outside the caller’s organizations is 404', async () => {
       const tenant = await f.tenant();
-      const [{ id: orgB }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'B', 'org-' || gen_random_uuid()) RETURNING id`, [tenant.id]);
-      const admin = await f.loggedInUser(t, { features: ['auth.acl.manage', 'crm.view', ...AUDIT], organizations: [tenant.organizationId] }, tenant);
+      const [{ id: orgB }] = await ds.query(
+        `INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'B', 'org-' || gen_random_uuid()) RETURNING id`,
+        [tenant.id],
+      );
+      const admin = await f.loggedInUser(
+        t,
+        { features: ['auth.acl.manage', 'crm.view', ...AUDIT], organizations: [tenant.organizationId] },
+        tenant,
+      );
       const target = await f.user(tenant);
-      const res = await request(t.url).put('/auth/users/acl').set(admin.auth).send({ userId: target.id, features: ['crm.view'] }).expect(200);
+      const res = await request(t.url)
+        .put('/auth/users/acl')
+        .set(admin.auth)
+        .send({ userId: target.id, features: ['crm.view'] })
+        .expect(200);
       await ds.query('UPDATE users SET organization_id = $2 WHERE id = $1', [target.id, orgB]);
       expect((await undo(admin.auth, res.headers['x-undo-token']).expect(404)).body).toEqual({ error: 'user not found' });
       expect(await userAcl(target.id)).toEqual({ features: ['crm.view'], organizations: [tenant.organizationId] });

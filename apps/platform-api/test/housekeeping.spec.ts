@@ -29,13 +29,15 @@ describe('housekeeping: purge of expired rows (hourly job)', () => {
     const f = Factories.of(t);
     const { tenant, user, auth } = await f.loggedInUser(t, { features: ['*'] });
     const insertSession = (hash: string, expires: string) =>
-      ds.query(`INSERT INTO sessions (tenant_id, user_id, session_token_hash, expires_at) VALUES ($1, $2, $3, now() + $4::interval) RETURNING id`, [
-        tenant.id, user.id, hash, expires,
-      ]);
+      ds.query(
+        `INSERT INTO sessions (tenant_id, user_id, session_token_hash, expires_at) VALUES ($1, $2, $3, now() + $4::interval) RETURNING id`,
+        [tenant.id, user.id, hash, expires],
+      );
     const insertToken = (hash: string, expires: string) =>
-      ds.query(`INSERT INTO auth_tokens (tenant_id, user_id, purpose, token_hash, expires_at) VALUES ($1, $2, 'password_reset', $3, now() + $4::interval) RETURNING id`, [
-        tenant.id, user.id, hash, expires,
-      ]);
+      ds.query(
+        `INSERT INTO auth_tokens (tenant_id, user_id, purpose, token_hash, expires_at) VALUES ($1, $2, 'password_reset', $3, now() + $4::interval) RETURNING id`,
+        [tenant.id, user.id, hash, expires],
+      );
     const insertNotification = (title: string, expires: string | null) =>
       ds.query(
         `INSERT INTO notifications (tenant_id, recipient_user_id, batch_id, type, severity, title, expires_at)

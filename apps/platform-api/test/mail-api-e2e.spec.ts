@@ -8,7 +8,14 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { WorkerRunner } from '@app/service-kit';
-import { createTestDatabase, startNodeProcess, uniqueQueuePrefix, waitFor, type NodeProcess, type TestDatabase } from '@app/service-kit/testing';
+import {
+  createTestDatabase,
+  startNodeProcess,
+  uniqueQueuePrefix,
+  waitFor,
+  type NodeProcess,
+  type TestDatabase,
+} from '@app/service-kit/testing';
 import { WorkerModule } from '../src/worker.module.js';
 import { Factories, login, testIp } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
@@ -18,7 +25,13 @@ const MAIL_API_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), 
 const MAIL_ENTRIES = { migrate: 'dist/cli/migrate.js', api: 'dist/main.js', worker: 'dist/worker.js' };
 
 function startMailProcess(name: string, entry: string, env: NodeJS.ProcessEnv, readyWhen: string): NodeProcess {
-  return startNodeProcess(name, { entry: path.join(MAIL_API_DIR, entry), cwd: MAIL_API_DIR, env, readyWhen, buildHint: 'npm run build -w mail-api' });
+  return startNodeProcess(name, {
+    entry: path.join(MAIL_API_DIR, entry),
+    cwd: MAIL_API_DIR,
+    env,
+    readyWhen,
+    buildHint: 'npm run build -w mail-api',
+  });
 }
 
 /**
@@ -110,7 +123,12 @@ describe('platform worker → real mail-api (zero-config outbox)', () => {
     const tenant = await f.tenant();
     const role = await f.role(tenant.id, { features: [] });
     const user = await f.user(tenant, { roleIds: [role.id] });
-    await request(t.url).post('/auth/reset').set('X-Forwarded-For', testIp()).type('form').send({ email: user.email }).expect(200, { ok: true });
+    await request(t.url)
+      .post('/auth/reset')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ email: user.email })
+      .expect(200, { ok: true });
 
     const raw = await deliveredResetEmail(user.email);
     expect(raw).toMatch(/^From: <?no-reply@example\.com>?$/m);

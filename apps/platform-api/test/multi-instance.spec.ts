@@ -41,7 +41,11 @@ describe('caches across instances', () => {
     const role = await f.role(tenant.id, { features: ['auth.roles.list'] });
     const user = await f.user(tenant, { roleIds: [role.id] });
     const token = await login(a, user.email, user.password);
-    const check = () => request(bUrl).post('/auth/feature-check').set('Authorization', `Bearer ${token}`).send({ features: ['auth.roles.list'] });
+    const check = () =>
+      request(bUrl)
+        .post('/auth/feature-check')
+        .set('Authorization', `Bearer ${token}`)
+        .send({ features: ['auth.roles.list'] });
     expect((await check().expect(200)).body.ok).toBe(true);
     await request(a.url)
       .put('/auth/roles/acl')

@@ -5,7 +5,11 @@ import { buildAdminNavLinks, sectionPathPrefixes } from '../src/modules/navigati
 import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
 
-const section = (id: string, ...hrefs: string[]) => ({ id, label: id, items: hrefs.map((href, i) => ({ id: `${id}${i}`, label: href, href })) });
+const section = (id: string, ...hrefs: string[]) => ({
+  id,
+  label: id,
+  items: hrefs.map((href, i) => ({ id: `${id}${i}`, label: href, href })),
+});
 
 describe('section path prefixes', () => {
   it('is the longest common path of each section’s hrefs', () => {
@@ -36,7 +40,13 @@ describe('section path prefixes', () => {
   it('merges groups and sections declared by several modules and drops the empty ones', () => {
     const nav = buildAdminNavLinks(
       [
-        { id: 'm1', title: 'M1', features: [], nav: [{ group: 'G', items: [{ href: '/a/x', title: 'X', requires: [] }] }], settingsSections: [] },
+        {
+          id: 'm1',
+          title: 'M1',
+          features: [],
+          nav: [{ group: 'G', items: [{ href: '/a/x', title: 'X', requires: [] }] }],
+          settingsSections: [],
+        },
         {
           id: 'm2',
           title: 'M2',
@@ -49,7 +59,15 @@ describe('section path prefixes', () => {
       ],
       (required) => required.length === 0,
     );
-    expect(nav.groups).toEqual([{ name: 'G', items: [{ href: '/a/x', title: 'X' }, { href: '/a/y', title: 'Y' }] }]);
+    expect(nav.groups).toEqual([
+      {
+        name: 'G',
+        items: [
+          { href: '/a/x', title: 'X' },
+          { href: '/a/y', title: 'Y' },
+        ],
+      },
+    ]);
   });
 });
 
@@ -74,7 +92,9 @@ describe('GET /auth/admin/nav and GET /auth/features', () => {
     const res = await request(t.url).get('/auth/admin/nav').set(auth).expect(200);
     expect(res.body).toEqual({
       groups: [{ name: 'Administration', items: [{ href: '/backend/roles', title: 'Roles' }] }],
-      settingsSections: [{ id: 'access', label: 'Access control', items: [{ id: 'roles', label: 'Roles', href: '/backend/settings/roles' }] }],
+      settingsSections: [
+        { id: 'access', label: 'Access control', items: [{ id: 'roles', label: 'Roles', href: '/backend/settings/roles' }] },
+      ],
       settingsPathPrefixes: ['/backend/settings/roles'],
       profileSections: [{ id: 'account', label: 'Account', items: [{ id: 'profile', label: 'Profile', href: '/backend/profile' }] }],
       profilePathPrefixes: ['/backend/profile'],
@@ -90,7 +110,9 @@ describe('GET /auth/admin/nav and GET /auth/features', () => {
     expect(res.body.groups).toEqual([]);
     expect(res.body.settingsSections).toEqual([]);
     expect(res.body.settingsPathPrefixes).toEqual([]);
-    expect(res.body.profileSections).toEqual([{ id: 'account', label: 'Account', items: [{ id: 'profile', label: 'Profile', href: '/backend/profile' }] }]);
+    expect(res.body.profileSections).toEqual([
+      { id: 'account', label: 'Account', items: [{ id: 'profile', label: 'Profile', href: '/backend/profile' }] },
+    ]);
     expect(res.body.grantedFeatures).toEqual([]);
   });
 

@@ -21,7 +21,11 @@ describe('notifications: list, create, status changes and isolation', () => {
   const notify = async (recipientUserId: string, fields: object = {}) =>
     (await send({ type: 'test.event', severity: 'info', title: 'Hello', recipientUserId, ...fields }).expect(201)).body.id as string;
   const list = (auth: Auth, query: object = {}) => request(t.url).get('/notifications').set(auth).query(query);
-  const put = (auth: Auth, id: string, op: string, body?: object) => request(t.url).put(`/notifications/${id}/${op}`).set(auth).send(body ?? {});
+  const put = (auth: Auth, id: string, op: string, body?: object) =>
+    request(t.url)
+      .put(`/notifications/${id}/${op}`)
+      .set(auth)
+      .send(body ?? {});
   const unread = async (auth: Auth) => (await request(t.url).get('/notifications/unread-count').set(auth).expect(200)).body.unreadCount;
 
   beforeAll(async () => {
@@ -65,7 +69,27 @@ describe('notifications: list, create, status changes and isolation', () => {
       expect(op.security?.length).toBeGreaterThan(0);
     }
     expect(Object.keys(doc.components.schemas.NotificationItemDto.properties)).toEqual(
-      expect.arrayContaining(['id', 'type', 'title', 'body', 'titleKey', 'bodyKey', 'titleVariables', 'bodyVariables', 'icon', 'severity', 'status', 'actions', 'sourceModule', 'sourceEntityType', 'sourceEntityId', 'linkHref', 'createdAt', 'readAt', 'actionTaken']),
+      expect.arrayContaining([
+        'id',
+        'type',
+        'title',
+        'body',
+        'titleKey',
+        'bodyKey',
+        'titleVariables',
+        'bodyVariables',
+        'icon',
+        'severity',
+        'status',
+        'actions',
+        'sourceModule',
+        'sourceEntityType',
+        'sourceEntityId',
+        'linkHref',
+        'createdAt',
+        'readAt',
+        'actionTaken',
+      ]),
     );
   });
 
@@ -122,7 +146,12 @@ describe('notifications: list, create, status changes and isolation', () => {
       const a = await notify(alice.id, { title: undefined, titleKey: 'k.title' });
       const b = await notify(alice.id, { title: undefined });
       const items = (await list(alice.auth, { ids: `${a},${b}` }).expect(200)).body.items;
-      expect(items.map((i: { id: string; title: string }) => [i.id, i.title]).sort()).toEqual([[a, 'k.title'], [b, 'test.event']].sort());
+      expect(items.map((i: { id: string; title: string }) => [i.id, i.title]).sort()).toEqual(
+        [
+          [a, 'k.title'],
+          [b, 'test.event'],
+        ].sort(),
+      );
     });
 
     it('401 without a token, 403 without notifications.create', async () => {
@@ -148,7 +177,15 @@ describe('notifications: list, create, status changes and isolation', () => {
     });
 
     it('400 for duplicate action ids and for an expiresAt in the past', async () => {
-      const dup = await send({ type: 'x', severity: 'info', recipientUserId: alice.id, actions: [{ id: 'a', label: 'A' }, { id: 'a', label: 'B' }] }).expect(400);
+      const dup = await send({
+        type: 'x',
+        severity: 'info',
+        recipientUserId: alice.id,
+        actions: [
+          { id: 'a', label: 'A' },
+          { id: 'a', label: 'B' },
+        ],
+      }).expect(400);
       expect(dup.body).toEqual({ error: 'action ids must be unique' });
       const past = await send({ type: 'x', severity: 'info', recipientUserId: alice.id, expiresAt: '2000-01-01T00:00:00Z' }).expect(400);
       expect(past.body).toEqual({ error: 'expiresAt must be in the future' });
@@ -263,11 +300,27 @@ describe('notifications: list, create, status changes and isolation', () => {
     });
 
     it('action: claimed once (201, then 409); unknown action 400; dismissed 409', async () => {
-      const id = await notify(alice.id, { actions: [{ id: 'approve', label: 'Approve' }, { id: 'reject', label: 'Reject' }] });
-      await request(t.url).post(`/notifications/${id}/action`).set(alice.auth).send({ actionId: 'archive' }).expect(400, { error: 'unknown action' });
+      const id = await notify(alice.id, {
+        actions: [
+          { id: 'approve', label: 'Approve' },
+          { id: 'reject', label: 'Reject' },
+        ],
+      });
+      await request(t.url)
+        .post(`/notifications/${id}/action`)
+        .set(alice.auth)
+        .send({ actionId: 'archive' })
+        .expect(400, { error: 'unknown action' });
       await request(t.url).post(`/notifications/${id}/action`).set(alice.auth).send({}).expect(400);
-      const res = await request(t.url).post(`/notifications/${id}/action`).set(alice.auth).send({ actionId: 'approve', payload: { note: 'ok' } }).expect(201);
-      expect(res.body).toEqual({ ok: true, notification: expect.objectContaining({ id, status: 'actioned', actionTaken: 'approve', readAt: expect.any(String) }) });
+      const res = await request(t.url)
+        .post(`/notifications/${id}/action`)
+        .set(alice.auth)
+        .send({ actionId: 'approve', payload: { note: 'ok' } })
+        .expect(201);
+      expect(res.body).toEqual({
+        ok: true,
+        notification: expect.objectContaining({ id, status: 'actioned', actionTaken: 'approve', readAt: expect.any(String) }),
+      });
       const second = await request(t.url).post(`/notifications/${id}/action`).set(alice.auth).send({ actionId: 'reject' }).expect(409);
       expect(second.body).toEqual({ error: 'action already taken' });
 
@@ -286,7 +339,8 @@ describe('notifications: list, create, status changes and isolation', () => {
 
     it('a malformed id is 400, an unknown one 404', async () => {
       await put(alice.auth, 'not-a-uuid', 'read').expect(400, { error: 'invalid notification id' });
-      for (const op of ['read', 'dismiss', 'restore']) await put(alice.auth, UNKNOWN_ID, op).expect(404, { error: 'notification not found' });
+      for (const op of ['read', 'dismiss', 'restore'])
+        await put(alice.auth, UNKNOWN_ID, op).expect(404, { error: 'notification not found' });
       await request(t.url).post(`/notifications/${UNKNOWN_ID}/action`).set(alice.auth).send({ actionId: 'x' }).expect(404);
     });
   });
@@ -399,8 +453,16 @@ describe('notifications: list, create, status changes and isolation', () => {
       expect(await unread(u.auth)).toBe(0);
       await request(t.url).post('/notifications/batch').set(sender).send({ type: 'x', severity: 'info', recipientUserIds: [] }).expect(400);
       const tooMany = Array.from({ length: 1001 }, () => u.user.id);
-      await request(t.url).post('/notifications/batch').set(sender).send({ type: 'x', severity: 'info', recipientUserIds: tooMany }).expect(400);
-      await request(t.url).post('/notifications/batch').set(alice.auth).send({ type: 'x', severity: 'info', recipientUserIds: [u.user.id] }).expect(403);
+      await request(t.url)
+        .post('/notifications/batch')
+        .set(sender)
+        .send({ type: 'x', severity: 'info', recipientUserIds: tooMany })
+        .expect(400);
+      await request(t.url)
+        .post('/notifications/batch')
+        .set(alice.auth)
+        .send({ type: 'x', severity: 'info', recipientUserIds: [u.user.id] })
+        .expect(403);
     });
   });
 
@@ -409,23 +471,47 @@ describe('notifications: list, create, status changes and isolation', () => {
       const role = await f.role(tenant.id, { features: ['reports.view'] });
       await f.user(tenant, { roleIds: [role.id] });
       await f.user(tenant, { roleIds: [role.id] });
-      const res = await request(t.url).post('/notifications/role').set(sender).send({ type: 'x', severity: 'info', roleId: role.id }).expect(201);
+      const res = await request(t.url)
+        .post('/notifications/role')
+        .set(sender)
+        .send({ type: 'x', severity: 'info', roleId: role.id })
+        .expect(201);
       expect(res.body).toEqual({ ok: true, count: 2, ids: [], batchId: expect.any(String) });
-      const feat = await request(t.url).post('/notifications/feature').set(sender).send({ type: 'x', severity: 'info', requiredFeature: 'reports.view' }).expect(201);
+      const feat = await request(t.url)
+        .post('/notifications/feature')
+        .set(sender)
+        .send({ type: 'x', severity: 'info', requiredFeature: 'reports.view' })
+        .expect(201);
       expect(feat.body).toEqual({ ok: true, count: 2, ids: [], batchId: expect.any(String) });
     });
 
     it('404 for an unknown role or another tenant’s; 400 for invalid targets; 403 without the feature', async () => {
       const foreign = await f.role((await f.tenant()).id, {});
       for (const roleId of [UNKNOWN_ID, foreign.id]) {
-        await request(t.url).post('/notifications/role').set(sender).send({ type: 'x', severity: 'info', roleId }).expect(404, { error: 'role not found' });
+        await request(t.url)
+          .post('/notifications/role')
+          .set(sender)
+          .send({ type: 'x', severity: 'info', roleId })
+          .expect(404, { error: 'role not found' });
       }
       await request(t.url).post('/notifications/role').set(sender).send({ type: 'x', severity: 'info', roleId: 'r' }).expect(400);
       await request(t.url).post('/notifications/role').set(sender).send({ type: 'x', severity: 'info' }).expect(400);
-      await request(t.url).post('/notifications/feature').set(sender).send({ type: 'x', severity: 'info', requiredFeature: 'has space' }).expect(400);
+      await request(t.url)
+        .post('/notifications/feature')
+        .set(sender)
+        .send({ type: 'x', severity: 'info', requiredFeature: 'has space' })
+        .expect(400);
       await request(t.url).post('/notifications/feature').set(sender).send({ type: 'x', severity: 'info' }).expect(400);
-      await request(t.url).post('/notifications/role').set(alice.auth).send({ type: 'x', severity: 'info', roleId: UNKNOWN_ID }).expect(403);
-      await request(t.url).post('/notifications/feature').set(alice.auth).send({ type: 'x', severity: 'info', requiredFeature: 'a.b' }).expect(403);
+      await request(t.url)
+        .post('/notifications/role')
+        .set(alice.auth)
+        .send({ type: 'x', severity: 'info', roleId: UNKNOWN_ID })
+        .expect(403);
+      await request(t.url)
+        .post('/notifications/feature')
+        .set(alice.auth)
+        .send({ type: 'x', severity: 'info', requiredFeature: 'a.b' })
+        .expect(403);
     });
   });
 
@@ -441,10 +527,16 @@ describe('notifications: list, create, status changes and isolation', () => {
         .set(manager.auth)
         .send({ strategies: { email: { enabled: true, from: 'alerts@example.com', subjectPrefix: '[Acme]' } } })
         .expect(201);
-      const expected = { strategies: { database: { enabled: true }, email: { enabled: true, from: 'alerts@example.com', subjectPrefix: '[Acme]' } } };
+      const expected = {
+        strategies: { database: { enabled: true }, email: { enabled: true, from: 'alerts@example.com', subjectPrefix: '[Acme]' } },
+      };
       expect(saved.body).toEqual({ ok: true, settings: expected });
       expect((await request(t.url).get('/notifications/settings').set(manager.auth).expect(200)).body).toEqual({ settings: expected });
-      const partial = await request(t.url).post('/notifications/settings').set(manager.auth).send({ strategies: { email: { enabled: false } } }).expect(201);
+      const partial = await request(t.url)
+        .post('/notifications/settings')
+        .set(manager.auth)
+        .send({ strategies: { email: { enabled: false } } })
+        .expect(201);
       expect(partial.body.settings.strategies.email).toEqual({ enabled: false, from: 'alerts@example.com', subjectPrefix: '[Acme]' });
       // Per tenant: another tenant still has the defaults.
       const otherManager = await f.loggedInUser(t, { features: ['notifications.manage'] });
@@ -472,7 +564,13 @@ describe('notifications: list, create, status changes and isolation', () => {
 
     it('400 for invalid settings, 403 without notifications.manage, 401 without a token', async () => {
       const manager = await f.loggedInUser(t, { features: ['notifications.manage'] });
-      for (const body of [{}, { strategies: 'x' }, { strategies: { email: { enabled: 'yes' } } }, { strategies: { email: { enabled: true, from: 'not-an-email' } } }, { strategies: { database: {} } }]) {
+      for (const body of [
+        {},
+        { strategies: 'x' },
+        { strategies: { email: { enabled: 'yes' } } },
+        { strategies: { email: { enabled: true, from: 'not-an-email' } } },
+        { strategies: { database: {} } },
+      ]) {
         const res = await request(t.url).post('/notifications/settings').set(manager.auth).send(body).expect(400);
         expect(res.body.error).toEqual(expect.any(String));
       }

@@ -51,7 +51,23 @@ describe('notifications: role and feature fan-out through the worker, and the em
 
   it('the SQL feature patterns match the feature matcher', () => {
     const required = ['a', 'a.b', 'a.b.c', 'a.*', 'sales.orders.approve', 'x_y.z'];
-    const granted = ['*', 'a', 'a.*', 'a.b', 'a.b.*', 'a.b.c', 'a.b.c.*', 'a.*.*', 'b.*', 'a.bc', 'a.b.c.d', 'sales.*', 'sales.orders.*', 'x_y.*', 'x.*'];
+    const granted = [
+      '*',
+      'a',
+      'a.*',
+      'a.b',
+      'a.b.*',
+      'a.b.c',
+      'a.b.c.*',
+      'a.*.*',
+      'b.*',
+      'a.bc',
+      'a.b.c.d',
+      'sales.*',
+      'sales.orders.*',
+      'x_y.*',
+      'x.*',
+    ];
     for (const r of required) for (const g of granted) expect([g, r, patternsGranting(r).includes(g)]).toEqual([g, r, grants(g, r)]);
   });
 
@@ -93,7 +109,9 @@ describe('notifications: role and feature fan-out through the worker, and the em
       expect(await rowsOfBatch(res.body.batchId)).toEqual(members.map((m) => m.id).sort());
 
       // A duplicate delivery of the same job (another id, same batch) writes nothing.
-      const duplicateId = await t.app.get(QueueService).add(PlatformNotificationsQueue, NotificationJob.FanOut, job.data, { jobId: `dup-${res.body.batchId}` });
+      const duplicateId = await t.app
+        .get(QueueService)
+        .add(PlatformNotificationsQueue, NotificationJob.FanOut, job.data, { jobId: `dup-${res.body.batchId}` });
       const duplicate = await completed(duplicateId as string);
       expect(duplicate.returnvalue).toEqual({ recipients: 25, written: 0 });
       expect(await rowsOfBatch(res.body.batchId)).toHaveLength(25);
@@ -109,8 +127,16 @@ describe('notifications: role and feature fan-out through the worker, and the em
     const sender = await f.loggedInUser(t, { features: ['notifications.create'] }, tenant);
     const role = await f.role(tenant.id, { features: [] });
     const [a, b, c] = await Promise.all([1, 2, 3].map(() => f.user(tenant, { roleIds: [role.id], password: null })));
-    await request(t.url).post('/notifications').set(sender.auth).send({ type: 'g', severity: 'info', groupKey: 'weekly', recipientUserId: a.id }).expect(201);
-    const res = await request(t.url).post('/notifications/role').set(sender.auth).send({ type: 'g', severity: 'info', groupKey: 'weekly', roleId: role.id }).expect(201);
+    await request(t.url)
+      .post('/notifications')
+      .set(sender.auth)
+      .send({ type: 'g', severity: 'info', groupKey: 'weekly', recipientUserId: a.id })
+      .expect(201);
+    const res = await request(t.url)
+      .post('/notifications/role')
+      .set(sender.auth)
+      .send({ type: 'g', severity: 'info', groupKey: 'weekly', roleId: role.id })
+      .expect(201);
     const job = await completed(`fanout-${res.body.batchId}`);
     expect(job.returnvalue).toEqual({ recipients: 3, written: 2 });
     expect(await rowsOfBatch(res.body.batchId)).toEqual([b.id, c.id].sort());
@@ -119,7 +145,10 @@ describe('notifications: role and feature fan-out through the worker, and the em
   it('a feature fan-out reaches the users whose resolved ACL grants the feature (wildcards, user ACLs, super administrators)', async () => {
     const tenant = await f.tenant();
     const sender = await f.loggedInUser(t, { features: ['notifications.create'] }, tenant);
-    const userWith = async (roleAcl: { features?: string[]; isSuperAdmin?: boolean } | null, userAcl?: { features: string[]; isSuperAdmin?: boolean }) => {
+    const userWith = async (
+      roleAcl: { features?: string[]; isSuperAdmin?: boolean } | null,
+      userAcl?: { features: string[]; isSuperAdmin?: boolean },
+    ) => {
       const roleIds = roleAcl ? [(await f.role(tenant.id, roleAcl)).id] : [];
       const user = await f.user(tenant, { roleIds, password: null });
       if (userAcl) {
@@ -181,7 +210,11 @@ describe('notifications: role and feature fan-out through the worker, and the em
 
     it('off (the default): no email', async () => {
       const user = await f.user(tenant, { password: null });
-      const res = await request(t.url).post('/notifications/batch').set(sender).send({ type: 'x', severity: 'info', title: 'Quiet', recipientUserIds: [user.id] }).expect(201);
+      const res = await request(t.url)
+        .post('/notifications/batch')
+        .set(sender)
+        .send({ type: 'x', severity: 'info', title: 'Quiet', recipientUserIds: [user.id] })
+        .expect(201);
       expect(res.body.count).toBe(1);
       expect(await queue().getJob(`email-${res.body.batchId}`)).toBeUndefined();
       expect(stub.sends.filter((s) => s.body.to === user.email)).toEqual([]);
@@ -197,7 +230,14 @@ describe('notifications: role and feature fan-out through the worker, and the em
       const created = await request(t.url)
         .post('/notifications')
         .set(sender)
-        .send({ type: 'x', severity: 'info', title: 'Invoice <7> paid', body: 'Thanks & bye', linkHref: '/backend/invoices/7', recipientUserId: user.id })
+        .send({
+          type: 'x',
+          severity: 'info',
+          title: 'Invoice <7> paid',
+          body: 'Thanks & bye',
+          linkHref: '/backend/invoices/7',
+          recipientUserId: user.id,
+        })
         .expect(201);
       const sent = await waitFor(() => stub.sends.find((s) => s.body.to === user.email));
       expect(sent.headers.authorization).toBe(`Bearer ${MAIL_KEY}`);
@@ -210,14 +250,27 @@ describe('notifications: role and feature fan-out through the worker, and the em
 
       const role = await f.role(tenant.id, { features: [] });
       const members = await Promise.all([1, 2, 3].map(() => f.user(tenant, { roleIds: [role.id], password: null })));
-      const fan = await request(t.url).post('/notifications/role').set(sender).send({ type: 'x', severity: 'info', title: 'All hands', roleId: role.id }).expect(201);
+      const fan = await request(t.url)
+        .post('/notifications/role')
+        .set(sender)
+        .send({ type: 'x', severity: 'info', title: 'All hands', roleId: role.id })
+        .expect(201);
       await completed(`fanout-${fan.body.batchId}`);
       const emails = members.map((m) => m.email);
       await waitFor(() => (emails.every((e) => stub.sends.some((s) => s.body.to === e)) ? true : null));
       // Run the batch's email job again: every message is deduplicated by notification id.
-      const again = await t.app.get(QueueService).add(PlatformNotificationsQueue, NotificationJob.Email, { tenantId: tenant.id, batchId: fan.body.batchId }, { jobId: `again-${fan.body.batchId}` });
+      const again = await t.app
+        .get(QueueService)
+        .add(
+          PlatformNotificationsQueue,
+          NotificationJob.Email,
+          { tenantId: tenant.id, batchId: fan.body.batchId },
+          { jobId: `again-${fan.body.batchId}` },
+        );
       expect((await completed(again as string)).returnvalue).toEqual({ queued: 3 });
-      const ids: string[] = (await ds.query('SELECT id FROM notifications WHERE batch_id = $1', [fan.body.batchId])).map((r: { id: string }) => r.id);
+      const ids: string[] = (await ds.query('SELECT id FROM notifications WHERE batch_id = $1', [fan.body.batchId])).map(
+        (r: { id: string }) => r.id,
+      );
       const accountEmails = t.app.get(QueueService).queue(PlatformQueue.AccountEmail);
       await waitFor(async () => {
         const states = await Promise.all(ids.map(async (id) => (await accountEmails.getJob(`notification-${id}`))?.getState()));

@@ -75,11 +75,21 @@ describe('password reset and invitations through the mail-api', () => {
     await resetRequest(user.email).expect(200);
     const sent = await waitFor(() => stub.sends.find((s) => s.body.to === user.email));
     const token = tokenFromLink(sent.body.body, 'reset-password');
-    const ok = await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', testIp()).type('form').send({ token, password: 'a-new-password' }).expect(200);
+    const ok = await request(t.url)
+      .post('/auth/reset/confirm')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ token, password: 'a-new-password' })
+      .expect(200);
     expect(ok.body).toEqual({ ok: true, redirect: '/login' });
     await request(t.url).get('/auth/profile').set('Authorization', `Bearer ${oldToken}`).expect(401);
     await login(t, user.email, 'a-new-password');
-    const reused = await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', testIp()).type('form').send({ token, password: 'another-password' }).expect(400);
+    const reused = await request(t.url)
+      .post('/auth/reset/confirm')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ token, password: 'another-password' })
+      .expect(400);
     expect(reused.body).toEqual({ ok: false, error: 'invalid or expired token' });
   });
 
@@ -87,19 +97,40 @@ describe('password reset and invitations through the mail-api', () => {
     const user = await f.user(tenant, { roleIds: [roleId] });
     const issued = await t.app.get(PasswordResetService)['tokens'].issue(tenant.id, user.id, 'password_reset');
     await t.app.get(DataSource).query(`UPDATE auth_tokens SET expires_at = now() - interval '1 second' WHERE id = $1`, [issued.id]);
-    const res = await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', testIp()).type('form').send({ token: issued.token, password: 'whatever-123' }).expect(400);
+    const res = await request(t.url)
+      .post('/auth/reset/confirm')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ token: issued.token, password: 'whatever-123' })
+      .expect(400);
     expect(res.body).toEqual({ ok: false, error: 'invalid or expired token' });
   });
 
   it('confirm validates its payload: 400 {ok: false, error}', async () => {
-    const res = await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', testIp()).type('form').send({ token: 'x', password: 'short' }).expect(400);
+    const res = await request(t.url)
+      .post('/auth/reset/confirm')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ token: 'x', password: 'short' })
+      .expect(400);
     expect(res.body.ok).toBe(false);
     await request(t.url).post('/auth/reset').set('X-Forwarded-For', testIp()).type('form').send({ email: 'not-an-email' }).expect(400);
   });
 
   it('a request from a foreign Origin is 400 "invalid request origin"; an allowed or absent Origin is fine', async () => {
-    await request(t.url).post('/auth/reset').set('Origin', 'https://evil.example').type('form').send({ email: 'a@example.com' }).expect(400, { error: 'invalid request origin' });
-    await request(t.url).post('/auth/reset').set('X-Forwarded-For', testIp()).set('Origin', 'http://localhost:3000').type('form').send({ email: 'a@example.com' }).expect(200);
+    await request(t.url)
+      .post('/auth/reset')
+      .set('Origin', 'https://evil.example')
+      .type('form')
+      .send({ email: 'a@example.com' })
+      .expect(400, { error: 'invalid request origin' });
+    await request(t.url)
+      .post('/auth/reset')
+      .set('X-Forwarded-For', testIp())
+      .set('Origin', 'http://localhost:3000')
+      .type('form')
+      .send({ email: 'a@example.com' })
+      .expect(200);
   });
 
   it('rate limits: 3 per IP and email per minute, 5 confirms per IP per 5 minutes', async () => {
@@ -110,9 +141,19 @@ describe('password reset and invitations through the mail-api', () => {
     expect(limited.headers['retry-after']).toBeDefined();
     const confirmIp = testIp();
     for (let i = 0; i < 5; i += 1) {
-      await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', confirmIp).type('form').send({ token: `bad-${i}`, password: 'long-enough-1' }).expect(400);
+      await request(t.url)
+        .post('/auth/reset/confirm')
+        .set('X-Forwarded-For', confirmIp)
+        .type('form')
+        .send({ token: `bad-${i}`, password: 'long-enough-1' })
+        .expect(400);
     }
-    const confirmLimited = await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', confirmIp).type('form').send({ token: 'bad', password: 'long-enough-1' }).expect(429);
+    const confirmLimited = await request(t.url)
+      .post('/auth/reset/confirm')
+      .set('X-Forwarded-For', confirmIp)
+      .type('form')
+      .send({ token: 'bad', password: 'long-enough-1' })
+      .expect(429);
     expect(confirmLimited.body).toEqual({ error: expect.any(String) });
   });
 
@@ -128,8 +169,18 @@ describe('password reset and invitations through the mail-api', () => {
     );
     const [row] = await t.app.get(DataSource).query('SELECT expires_at FROM auth_tokens WHERE token_hash = $1', [hashToken(second)]);
     expect((new Date(row.expires_at).getTime() - Date.now()) / 3_600_000).toBeGreaterThan(47.9);
-    await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', testIp()).type('form').send({ token: first, password: 'my-first-pass' }).expect(400);
-    await request(t.url).post('/auth/reset/confirm').set('X-Forwarded-For', testIp()).type('form').send({ token: second, password: 'my-first-pass' }).expect(200);
+    await request(t.url)
+      .post('/auth/reset/confirm')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ token: first, password: 'my-first-pass' })
+      .expect(400);
+    await request(t.url)
+      .post('/auth/reset/confirm')
+      .set('X-Forwarded-For', testIp())
+      .type('form')
+      .send({ token: second, password: 'my-first-pass' })
+      .expect(200);
     await login(t, invitee.email, 'my-first-pass');
     await expect(service.sendInvitation(tenant.id, invitee.id)).rejects.toMatchObject({ status: 409 });
   });

@@ -26,7 +26,9 @@ describe('BullMQ round trip through a real Redis', () => {
 
   it('the worker discovers the processors the modules declare', () => {
     const handlers = worker.get(WorkerRunner).discoverHandlers();
-    expect([...(handlers.get(PlatformQueue.Maintenance)?.keys() ?? [])].sort()).toEqual([MaintenanceJob.WorkerHeartbeat, PlatformMaintenanceJob.PurgeExpired].sort());
+    expect([...(handlers.get(PlatformQueue.Maintenance)?.keys() ?? [])].sort()).toEqual(
+      [MaintenanceJob.WorkerHeartbeat, PlatformMaintenanceJob.PurgeExpired].sort(),
+    );
   });
 
   it('a job enqueued by the API is processed by the worker', async () => {
@@ -40,10 +42,14 @@ describe('BullMQ round trip through a real Redis', () => {
     expect(JSON.parse(answer)).toMatchObject({ pid: process.pid });
     // The answer is written while the job runs; its completion is recorded just after.
     const queue = api.app.get(QueueService).queue(PlatformQueue.Maintenance);
-    const job = await waitFor(async () => {
-      const j = await queue.getJob(jobId!);
-      return j?.finishedOn ? j : null;
-    }, 10_000, 'the job to finish');
+    const job = await waitFor(
+      async () => {
+        const j = await queue.getJob(jobId!);
+        return j?.finishedOn ? j : null;
+      },
+      10_000,
+      'the job to finish',
+    );
     expect(await job.getState()).toBe('completed');
     expect(job.returnvalue).toEqual({ processedAt: expect.any(String) });
   });
@@ -52,10 +58,14 @@ describe('BullMQ round trip through a real Redis', () => {
     const queue = api.app.get(QueueService).queue(PlatformQueue.Maintenance);
     const job = await queue.add('no.such.job', {}, { attempts: 3 });
     // Waits for the job to finish either way (a retried attempt is not finished), then checks how.
-    const finished = await waitFor(async () => {
-      const j = await queue.getJob(job.id!);
-      return j?.finishedOn ? j : null;
-    }, 10_000, 'the job to finish');
+    const finished = await waitFor(
+      async () => {
+        const j = await queue.getJob(job.id!);
+        return j?.finishedOn ? j : null;
+      },
+      10_000,
+      'the job to finish',
+    );
     expect(await finished.getState()).toBe('failed');
     expect(finished.failedReason).toBe(`no handler for job ${PlatformQueue.Maintenance}/no.such.job`);
     expect(finished.attemptsMade).toBe(1);

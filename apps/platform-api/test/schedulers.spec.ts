@@ -92,7 +92,11 @@ describe('platform job schedulers', () => {
     const expired = await insertSession('-2 days');
     const live = await insertSession('1 hour');
     await startWorker('A');
-    const [run] = await waitFor(async () => ((await scheduledPurgeRuns(queue)).length > 0 ? scheduledPurgeRuns(queue) : null), 20_000, 'a scheduled purge run');
+    const [run] = await waitFor(
+      async () => ((await scheduledPurgeRuns(queue)).length > 0 ? scheduledPurgeRuns(queue) : null),
+      20_000,
+      'a scheduled purge run',
+    );
     expect(run.returnvalue).toEqual({ sessions: 1, auth_tokens: 0, notifications: 0 });
     expect(await sessionExists(expired)).toBe(false);
     expect(await sessionExists(live)).toBe(true);
@@ -109,10 +113,14 @@ describe('platform job schedulers', () => {
     const expired = await insertSession('-2 days');
     await waitFor(async () => ((await sessionExists(expired)) ? null : true), 20_000, 'a later run to purge the session');
     // The run's completion is recorded in Redis just after its DELETE commits.
-    const purging = await waitFor(async () => {
-      const runs = (await scheduledPurgeRuns(queue)).filter((j) => j.returnvalue?.sessions > 0);
-      return runs.length > 0 ? runs : null;
-    }, 10_000, 'the purging run to complete');
+    const purging = await waitFor(
+      async () => {
+        const runs = (await scheduledPurgeRuns(queue)).filter((j) => j.returnvalue?.sessions > 0);
+        return runs.length > 0 ? runs : null;
+      },
+      10_000,
+      'the purging run to complete',
+    );
     expect(purging.map((j) => j.returnvalue)).toEqual([{ sessions: 1, auth_tokens: 0, notifications: 0 }]);
   }, 60_000);
 });

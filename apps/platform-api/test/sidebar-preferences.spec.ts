@@ -24,7 +24,9 @@ describe('sidebar preferences', () => {
   const setLocale = (userId: string, locale: string | null) => ds.query('UPDATE users SET locale = $2 WHERE id = $1', [userId, locale]);
   const put = (auth: Auth, body: object) => request(t.url).put('/auth/sidebar/preferences').set(auth).send(body);
   const getPrefs = (auth: Auth, roleId?: string) =>
-    request(t.url).get(`/auth/sidebar/preferences${roleId === undefined ? '' : `?roleId=${roleId}`}`).set(auth);
+    request(t.url)
+      .get(`/auth/sidebar/preferences${roleId === undefined ? '' : `?roleId=${roleId}`}`)
+      .set(auth);
   const roleEntry = (body: { roles: { id: string; hasPreference: boolean }[] }, id: string) => body.roles.find((r) => r.id === id);
 
   beforeAll(async () => {
@@ -113,10 +115,24 @@ describe('sidebar preferences', () => {
     it('user scope: saves the normalized settings for the caller, read back by GET', async () => {
       const user = await f.loggedInUser(t, { features: MANAGE }, tenant);
       const res = await put(user.auth, {
-        settings: { version: 1, groupOrder: [' b', 'a', 'b', 3], hiddenItems: ['/x', '/x'], itemOrder: { g: [] }, groupLabels: { a: ' A ' }, junk: 1 },
+        settings: {
+          version: 1,
+          groupOrder: [' b', 'a', 'b', 3],
+          hiddenItems: ['/x', '/x'],
+          itemOrder: { g: [] },
+          groupLabels: { a: ' A ' },
+          junk: 1,
+        },
       }).expect(200);
       const expected = { ...EMPTY, groupOrder: ['b', 'a'], hiddenItems: ['/x'], groupLabels: { a: 'A' } };
-      expect(res.body).toMatchObject({ locale: 'en', settings: expected, canApplyToRoles: true, scope: { type: 'user' }, appliedRoles: [], clearedRoles: [] });
+      expect(res.body).toMatchObject({
+        locale: 'en',
+        settings: expected,
+        canApplyToRoles: true,
+        scope: { type: 'user' },
+        appliedRoles: [],
+        clearedRoles: [],
+      });
       expect((await getPrefs(user.auth).expect(200)).body.settings).toEqual(expected);
       // Another user of the same tenant is not affected.
       expect((await getPrefs(plain.auth).expect(200)).body.settings).toEqual(EMPTY);
@@ -142,7 +158,10 @@ describe('sidebar preferences', () => {
       expect(roleEntry(applied.body, editor.id)?.hasPreference).toBe(true);
       expect(roleEntry(applied.body, global.id)?.hasPreference).toBe(true);
       const editorPrefs = await getPrefs(manager.auth, editor.id).expect(200);
-      expect(editorPrefs.body).toMatchObject({ settings: { ...EMPTY, hiddenItems: ['/backend/users'] }, scope: { type: 'role', roleId: editor.id } });
+      expect(editorPrefs.body).toMatchObject({
+        settings: { ...EMPTY, hiddenItems: ['/backend/users'] },
+        scope: { type: 'role', roleId: editor.id },
+      });
 
       const cleared = await put(manager.auth, { settings, clearRoleIds: [editor.id] }).expect(200);
       expect(cleared.body.clearedRoles).toEqual([editor.id]);
@@ -153,7 +172,9 @@ describe('sidebar preferences', () => {
 
     it('a role both applied and cleared is applied', async () => {
       const role = await f.role(tenant.id);
-      const res = await put(manager.auth, { settings: { groupOrder: ['x'] }, applyToRoles: [role.id], clearRoleIds: [role.id] }).expect(200);
+      const res = await put(manager.auth, { settings: { groupOrder: ['x'] }, applyToRoles: [role.id], clearRoleIds: [role.id] }).expect(
+        200,
+      );
       expect(res.body.appliedRoles).toEqual([role.id]);
       expect(res.body.clearedRoles).toEqual([]);
       expect((await getPrefs(manager.auth, role.id).expect(200)).body.settings.groupOrder).toEqual(['x']);
@@ -170,7 +191,11 @@ describe('sidebar preferences', () => {
     });
 
     it('rule 1: in role scope applyToRoles and clearRoleIds are rejected with 400', async () => {
-      const withApply = await put(manager.auth, { scope: { type: 'role', roleId: editor.id }, settings: {}, applyToRoles: [global.id] }).expect(400);
+      const withApply = await put(manager.auth, {
+        scope: { type: 'role', roleId: editor.id },
+        settings: {},
+        applyToRoles: [global.id],
+      }).expect(400);
       expect(withApply.body).toEqual({ error: 'applyToRoles and clearRoleIds are not accepted in role scope' });
       await put(manager.auth, { scope: { type: 'role', roleId: editor.id }, settings: {}, clearRoleIds: [global.id] }).expect(400);
       // Empty lists carry nothing to reject.
@@ -180,7 +205,10 @@ describe('sidebar preferences', () => {
     it('role scope: saves the role’s preferences only', async () => {
       const role = await f.role(tenant.id);
       const user = await f.loggedInUser(t, { features: MANAGE }, tenant);
-      const res = await put(user.auth, { scope: { type: 'role', roleId: role.id }, settings: { itemLabels: { '/backend/roles': ' Groups ' } } }).expect(200);
+      const res = await put(user.auth, {
+        scope: { type: 'role', roleId: role.id },
+        settings: { itemLabels: { '/backend/roles': ' Groups ' } },
+      }).expect(200);
       expect(res.body).toMatchObject({
         locale: 'en',
         settings: { ...EMPTY, itemLabels: { '/backend/roles': 'Groups' } },

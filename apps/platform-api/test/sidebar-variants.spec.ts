@@ -17,7 +17,8 @@ describe('sidebar variants', () => {
 
   const manager = async () => (await f.loggedInUser(t, { features: MANAGE }, tenant)) as { auth: Auth; user: { id: string } };
   const post = (auth: Auth, body: object) => request(t.url).post('/auth/sidebar/variants').set(auth).send(body);
-  const list = async (auth: Auth): Promise<Variant[]> => (await request(t.url).get('/auth/sidebar/variants').set(auth).expect(200)).body.variants;
+  const list = async (auth: Auth): Promise<Variant[]> =>
+    (await request(t.url).get('/auth/sidebar/variants').set(auth).expect(200)).body.variants;
 
   beforeAll(async () => {
     t = await startPlatformApp();

@@ -62,12 +62,15 @@ describe('GET and POST /auth/users/consents', () => {
   });
 
   const api = () => request(t.url);
-  const give = (body: Record<string, unknown>, ip = testIp()) => api().post('/auth/users/consents').set(editor).set('X-Forwarded-For', ip).send(body);
+  const give = (body: Record<string, unknown>, ip = testIp()) =>
+    api().post('/auth/users/consents').set(editor).set('X-Forwarded-For', ip).send(body);
   const consentsOf = (userId: string) => api().get('/auth/users/consents').query({ userId }).set(editor);
 
   it('POST records a granted consent: 201 with the client IP, grantedAt, and an HMAC over the documented fields', async () => {
     const ip = testIp();
-    const res = await give({ userId: subject.id, consentType: ' marketing_email ', isGranted: true, source: 'signup_form' }, ip).expect(201);
+    const res = await give({ userId: subject.id, consentType: ' marketing_email ', isGranted: true, source: 'signup_form' }, ip).expect(
+      201,
+    );
     expect(res.body).toEqual({
       id: expect.any(String),
       userId: subject.id,
@@ -94,7 +97,13 @@ describe('GET and POST /auth/users/consents', () => {
     const user = await f.user(tenant);
     const granted = await give({ userId: user.id, consentType: 'newsletter', isGranted: true }).expect(201);
     const withdrawn = await give({ userId: user.id, consentType: 'newsletter', isGranted: false }).expect(201);
-    expect(withdrawn.body).toMatchObject({ isGranted: false, grantedAt: null, withdrawnAt: expect.any(String), source: null, integrityValid: true });
+    expect(withdrawn.body).toMatchObject({
+      isGranted: false,
+      grantedAt: null,
+      withdrawnAt: expect.any(String),
+      source: null,
+      integrityValid: true,
+    });
     const list = await consentsOf(user.id).expect(200);
     expect(list.body).toEqual({ items: [withdrawn.body, granted.body] });
   });

@@ -54,7 +54,12 @@ describe('invitations: POST /auth/users without a password, POST /auth/users/res
   beforeAll(async () => {
     mail = await startMailApi();
     t = await startPlatformApp({
-      env: { PLATFORM_MAIL_API_URL: mail.url, PLATFORM_MAIL_API_KEY: MAIL_KEY, PLATFORM_MAIL_FROM: 'accounts@example.com', PLATFORM_APP_URL: APP_URL },
+      env: {
+        PLATFORM_MAIL_API_URL: mail.url,
+        PLATFORM_MAIL_API_KEY: MAIL_KEY,
+        PLATFORM_MAIL_FROM: 'accounts@example.com',
+        PLATFORM_APP_URL: APP_URL,
+      },
     });
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
     await worker.get(WorkerRunner).start();
@@ -83,7 +88,11 @@ describe('invitations: POST /auth/users without a password, POST /auth/users/res
   const resend = (id: string, ip = testIp()) => api().post('/auth/users/resend-invite').set(admin).set('X-Forwarded-For', ip).send({ id });
 
   it('end to end: the invitation goes through the mail-api, the setup token sets the password once, login works', async () => {
-    const created = await api().post('/auth/users').set(admin).send({ email: 'Invitee@Example.com', roleIds: [memberRole.id] }).expect(201);
+    const created = await api()
+      .post('/auth/users')
+      .set(admin)
+      .send({ email: 'Invitee@Example.com', roleIds: [memberRole.id] })
+      .expect(201);
 
     const sent = await nthEmailTo('invitee@example.com', 0);
     expect(sent.headers.authorization).toBe(`Bearer ${MAIL_KEY}`);
@@ -109,7 +118,11 @@ describe('invitations: POST /auth/users without a password, POST /auth/users/res
   });
 
   it('resend-invite: 200 {ok: true}, a new email and token; the earlier token no longer works', async () => {
-    const created = await api().post('/auth/users').set(admin).send({ email: 'twice@example.com', roleIds: [memberRole.id] }).expect(201);
+    const created = await api()
+      .post('/auth/users')
+      .set(admin)
+      .send({ email: 'twice@example.com', roleIds: [memberRole.id] })
+      .expect(201);
     const first = setupToken(await nthEmailTo('twice@example.com', 0));
 
     await resend(created.body.id).expect(200, { ok: true });
@@ -156,7 +169,13 @@ describe('invitations: POST /auth/users without a password, POST /auth/users/res
       .expect(400);
     expect(res.body).toEqual({ error: 'invalid request origin' });
     expect((await ds.query('SELECT 1 FROM auth_tokens WHERE user_id = $1', [invitee.id])).length).toBe(0);
-    await api().post('/auth/users/resend-invite').set(admin).set('Origin', APP_URL).set('X-Forwarded-For', testIp()).send({ id: invitee.id }).expect(200);
+    await api()
+      .post('/auth/users/resend-invite')
+      .set(admin)
+      .set('Origin', APP_URL)
+      .set('X-Forwarded-For', testIp())
+      .send({ id: invitee.id })
+      .expect(200);
   });
 
   it('rate limit: 3 per 300 s per client IP, then 429 {error} with Retry-After; another IP is unaffected', async () => {

@@ -31,7 +31,10 @@ describe('GET /auth/users', () => {
     ds = t.app.get(DataSource);
     tenantA = await f.tenant('Tenant A');
     tenantB = await f.tenant('Tenant B');
-    [{ id: secondOrgA }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'A second', 'a-second') RETURNING id`, [tenantA.id]);
+    [{ id: secondOrgA }] = await ds.query(
+      `INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'A second', 'a-second') RETURNING id`,
+      [tenantA.id],
+    );
     const a = await f.loggedInUser(t, { features: ['auth.users.list'] }, tenantA);
     adminA = a.auth;
     adminAUserId = a.user.id;
@@ -41,7 +44,10 @@ describe('GET /auth/users', () => {
     viewerRole = await f.role(tenantA.id, { features: ['x.view'] }, { name: 'viewer' });
     alice = await f.user(tenantA, { email: 'alice@example.com', name: 'Alice Liddell', roleIds: [viewerRole.id, editorRole.id] });
     bob = await f.user(tenantA, { email: 'bob@example.com', name: 'Robert 100%', password: null });
-    carol = await f.user({ id: tenantA.id, organizationId: secondOrgA }, { email: 'carol@example.com', name: 'Carol', roleIds: [viewerRole.id] });
+    carol = await f.user(
+      { id: tenantA.id, organizationId: secondOrgA },
+      { email: 'carol@example.com', name: 'Carol', roleIds: [viewerRole.id] },
+    );
     const deleted = await f.user(tenantA, { email: 'deleted@example.com' });
     await ds.query('UPDATE users SET deleted_at = now() WHERE id = $1', [deleted.id]);
     bUser = await f.user(tenantB, { email: 'bee@example.com', name: 'Alice of B' });

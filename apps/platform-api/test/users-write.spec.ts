@@ -49,7 +49,9 @@ describe('POST, PUT and DELETE /auth/users', () => {
   const userRow = async (id: string) =>
     (await ds.query('SELECT tenant_id, organization_id, email, name, password_hash, deleted_at FROM users WHERE id = $1', [id]))[0];
   const roleIdsOf = async (userId: string) =>
-    (await ds.query('SELECT role_id FROM user_roles WHERE user_id = $1 ORDER BY role_id', [userId])).map((r: { role_id: string }) => r.role_id);
+    (await ds.query('SELECT role_id FROM user_roles WHERE user_id = $1 ORDER BY role_id', [userId])).map(
+      (r: { role_id: string }) => r.role_id,
+    );
   const usersWithEmail = async (email: string) => (await ds.query('SELECT id FROM users WHERE email = $1', [email])).length;
 
   describe('POST /auth/users', () => {
@@ -61,7 +63,13 @@ describe('POST, PUT and DELETE /auth/users', () => {
         .expect(201);
       expect(res.body).toEqual({ id: expect.any(String) });
       const row = await userRow(res.body.id);
-      expect(row).toMatchObject({ tenant_id: tenantA.id, organization_id: tenantA.organizationId, email: 'new.person@example.com', name: 'New Person', deleted_at: null });
+      expect(row).toMatchObject({
+        tenant_id: tenantA.id,
+        organization_id: tenantA.organizationId,
+        email: 'new.person@example.com',
+        name: 'New Person',
+        deleted_at: null,
+      });
       expect(row.password_hash).toMatch(/^\$argon2id\$/);
       expect(await roleIdsOf(res.body.id)).toEqual([crmRole.id, globalRole.id].sort());
       const token = await login(t, 'new.person@example.com', 'secret-pass-1');
@@ -97,7 +105,11 @@ describe('POST, PUT and DELETE /auth/users', () => {
 
     it('409 {error: "email already exists"} for a duplicate email in the tenant (any case); another tenant may reuse it', async () => {
       await api().post('/auth/users').set(adminA.auth).send({ email: 'dup@example.com', password: 'secret-pass-1' }).expect(201);
-      const dup = await api().post('/auth/users').set(adminA.auth).send({ email: 'DUP@example.com', password: 'secret-pass-1' }).expect(409);
+      const dup = await api()
+        .post('/auth/users')
+        .set(adminA.auth)
+        .send({ email: 'DUP@example.com', password: 'secret-pass-1' })
+        .expect(409);
       expect(dup.body).toEqual({ error: 'email already exists' });
       expect(await usersWithEmail('dup@example.com')).toBe(1);
       await api().post('/auth/users').set(adminB).send({ email: 'dup@example.com', password: 'secret-pass-1' }).expect(201);
@@ -107,61 +119,124 @@ describe('POST, PUT and DELETE /auth/users', () => {
       const res = await api().post('/auth/users').set(adminA.auth).send({ email: 'cross@example.com', tenantId: tenantB.id }).expect(403);
       expect(res.body).toEqual({ error: 'only a super administrator may create users in another tenant' });
       expect(await usersWithEmail('cross@example.com')).toBe(0);
-      await api().post('/auth/users').set(adminA.auth).send({ email: 'own@example.com', password: 'secret-pass-1', tenantId: tenantA.id }).expect(201);
+      await api()
+        .post('/auth/users')
+        .set(adminA.auth)
+        .send({ email: 'own@example.com', password: 'secret-pass-1', tenantId: tenantA.id })
+        .expect(201);
     });
 
     it('a super administrator creates a user in another tenant, with that tenant’s organization and role', async () => {
       const res = await api()
         .post('/auth/users')
         .set(superAdmin)
-        .send({ email: 'made-by-super@example.com', password: 'secret-pass-1', tenantId: tenantB.id, organizationId: tenantB.organizationId, roleIds: [roleOfB.id] })
+        .send({
+          email: 'made-by-super@example.com',
+          password: 'secret-pass-1',
+          tenantId: tenantB.id,
+          organizationId: tenantB.organizationId,
+          roleIds: [roleOfB.id],
+        })
         .expect(201);
       expect(await userRow(res.body.id)).toMatchObject({ tenant_id: tenantB.id, organization_id: tenantB.organizationId });
       expect(await roleIdsOf(res.body.id)).toEqual([roleOfB.id]);
       const listed = await api().get('/auth/users').query({ id: res.body.id }).set(adminB).expect(200);
       expect(listed.body.items[0]).toMatchObject({ email: 'made-by-super@example.com', roles: [{ id: roleOfB.id, name: 'b role' }] });
       // In another tenant the organization defaults to none, not to the super administrator's own.
-      const noOrg = await api().post('/auth/users').set(superAdmin).send({ email: 'no-org@example.com', password: 'secret-pass-1', tenantId: tenantB.id }).expect(201);
+      const noOrg = await api()
+        .post('/auth/users')
+        .set(superAdmin)
+        .send({ email: 'no-org@example.com', password: 'secret-pass-1', tenantId: tenantB.id })
+        .expect(201);
       expect((await userRow(noOrg.body.id)).organization_id).toBeNull();
-      const unknown = await api().post('/auth/users').set(superAdmin).send({ email: 'ghost-tenant@example.com', tenantId: randomUUID() }).expect(400);
+      const unknown = await api()
+        .post('/auth/users')
+        .set(superAdmin)
+        .send({ email: 'ghost-tenant@example.com', tenantId: randomUUID() })
+        .expect(400);
       expect(unknown.body).toEqual({ error: 'tenant not found' });
     });
 
     it('400 for an organization of another tenant or a role not usable in the tenant', async () => {
-      const org = await api().post('/auth/users').set(adminA.auth).send({ email: 'o@example.com', organizationId: tenantB.organizationId }).expect(400);
+      const org = await api()
+        .post('/auth/users')
+        .set(adminA.auth)
+        .send({ email: 'o@example.com', organizationId: tenantB.organizationId })
+        .expect(400);
       expect(org.body).toEqual({ error: 'organization not found in the tenant' });
-      const foreignRole = await api().post('/auth/users').set(adminA.auth).send({ email: 'r@example.com', roleIds: [roleOfB.id] }).expect(400);
+      const foreignRole = await api()
+        .post('/auth/users')
+        .set(adminA.auth)
+        .send({ email: 'r@example.com', roleIds: [roleOfB.id] })
+        .expect(400);
       expect(foreignRole.body).toEqual({ error: `unknown role: ${roleOfB.id}` });
       const ghost = randomUUID();
-      await api().post('/auth/users').set(adminA.auth).send({ email: 'r@example.com', roleIds: [crmRole.id, ghost] }).expect(400, { error: `unknown role: ${ghost}` });
+      await api()
+        .post('/auth/users')
+        .set(adminA.auth)
+        .send({ email: 'r@example.com', roleIds: [crmRole.id, ghost] })
+        .expect(400, { error: `unknown role: ${ghost}` });
       expect(await usersWithEmail('o@example.com')).toBe(0);
       expect(await usersWithEmail('r@example.com')).toBe(0);
     });
 
     it('privilege escalation is refused: a super administrator role or one granting features the caller lacks is 403, nothing is written', async () => {
-      const sup = await api().post('/auth/users').set(adminA.auth).send({ email: 'esc1@example.com', password: 'secret-pass-1', roleIds: [superRoleA.id] }).expect(403);
+      const sup = await api()
+        .post('/auth/users')
+        .set(adminA.auth)
+        .send({ email: 'esc1@example.com', password: 'secret-pass-1', roleIds: [superRoleA.id] })
+        .expect(403);
       expect(sup.body).toEqual({ error: 'you may not assign role "superadmin": it grants access you do not have' });
-      const billing = await api().post('/auth/users').set(adminA.auth).send({ email: 'esc2@example.com', roleIds: [crmRole.id, billingRole.id] }).expect(403);
+      const billing = await api()
+        .post('/auth/users')
+        .set(adminA.auth)
+        .send({ email: 'esc2@example.com', roleIds: [crmRole.id, billingRole.id] })
+        .expect(403);
       expect(billing.body.error).toMatch(/billing/);
       const star = await f.role(tenantA.id, { features: ['*'] });
-      await api().post('/auth/users').set(adminA.auth).send({ email: 'esc3@example.com', roleIds: [star.id] }).expect(403);
+      await api()
+        .post('/auth/users')
+        .set(adminA.auth)
+        .send({ email: 'esc3@example.com', roleIds: [star.id] })
+        .expect(403);
       expect(await usersWithEmail('esc1@example.com')).toBe(0);
       expect(await usersWithEmail('esc2@example.com')).toBe(0);
       expect(await usersWithEmail('esc3@example.com')).toBe(0);
-      expect((await ds.query('SELECT 1 FROM auth_tokens t JOIN users u ON u.id = t.user_id WHERE u.email LIKE $1', ['esc%'])).length).toBe(0);
+      expect((await ds.query('SELECT 1 FROM auth_tokens t JOIN users u ON u.id = t.user_id WHERE u.email LIKE $1', ['esc%'])).length).toBe(
+        0,
+      );
       // A super administrator may.
-      await api().post('/auth/users').set(superAdmin).send({ email: 'esc1@example.com', password: 'secret-pass-1', tenantId: tenantA.id, roleIds: [superRoleA.id] }).expect(201);
+      await api()
+        .post('/auth/users')
+        .set(superAdmin)
+        .send({ email: 'esc1@example.com', password: 'secret-pass-1', tenantId: tenantA.id, roleIds: [superRoleA.id] })
+        .expect(201);
     });
 
     it('organization restriction: only the caller’s organizations (403), never none', async () => {
-      const [{ id: otherOrg }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'A other', $2) RETURNING id`, [tenantA.id, `a-${randomUUID().slice(0, 8)}`]);
+      const [{ id: otherOrg }] = await ds.query(
+        `INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'A other', $2) RETURNING id`,
+        [tenantA.id, `a-${randomUUID().slice(0, 8)}`],
+      );
       const restrictedRole = await f.role(tenantA.id, { features: ['crm.contacts.view'], organizations: [tenantA.organizationId] });
       const restricted = await f.loggedInUser(t, { features: ADMIN_FEATURES, organizations: [tenantA.organizationId] }, tenantA);
-      const res = await api().post('/auth/users').set(restricted.auth).send({ email: 'r1@example.com', organizationId: otherOrg }).expect(403);
+      const res = await api()
+        .post('/auth/users')
+        .set(restricted.auth)
+        .send({ email: 'r1@example.com', organizationId: otherOrg })
+        .expect(403);
       expect(res.body).toEqual({ error: 'organization is outside your access' });
       // An unrestricted role would let the new user act beyond the caller's organizations.
-      await api().post('/auth/users').set(restricted.auth).send({ email: 'r2@example.com', roleIds: [crmRole.id] }).expect(403);
-      const ok = await api().post('/auth/users').set(restricted.auth).send({ email: 'r3@example.com', roleIds: [restrictedRole.id] }).expect(201);
+      await api()
+        .post('/auth/users')
+        .set(restricted.auth)
+        .send({ email: 'r2@example.com', roleIds: [crmRole.id] })
+        .expect(403);
+      const ok = await api()
+        .post('/auth/users')
+        .set(restricted.auth)
+        .send({ email: 'r3@example.com', roleIds: [restrictedRole.id] })
+        .expect(201);
       expect((await userRow(ok.body.id)).organization_id).toBe(tenantA.organizationId);
       expect(await usersWithEmail('r1@example.com')).toBe(0);
       expect(await usersWithEmail('r2@example.com')).toBe(0);
@@ -177,7 +252,10 @@ describe('POST, PUT and DELETE /auth/users', () => {
   describe('PUT /auth/users', () => {
     it('200 {ok: true}: email, name and organization change; roleIds replaces the memberships', async () => {
       const user = await f.user(tenantA, { roleIds: [crmRole.id], name: 'Before' });
-      const [{ id: org2 }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'A two', $2) RETURNING id`, [tenantA.id, `a-${randomUUID().slice(0, 8)}`]);
+      const [{ id: org2 }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'A two', $2) RETURNING id`, [
+        tenantA.id,
+        `a-${randomUUID().slice(0, 8)}`,
+      ]);
       const res = await api()
         .put('/auth/users')
         .set(adminA.auth)
@@ -200,7 +278,11 @@ describe('POST, PUT and DELETE /auth/users', () => {
       const token = await login(t, user.email, user.password);
       const me = { Authorization: `Bearer ${token}` };
       expect((await api().get('/auth/profile').set(me).expect(200)).body.roles).toEqual(['crm viewer']);
-      await api().put('/auth/users').set(adminA.auth).send({ id: user.id, roleIds: [globalRole.id] }).expect(200);
+      await api()
+        .put('/auth/users')
+        .set(adminA.auth)
+        .send({ id: user.id, roleIds: [globalRole.id] })
+        .expect(200);
       expect((await api().get('/auth/profile').set(me).expect(200)).body.roles).toEqual(['global crm']);
     });
 
@@ -211,19 +293,36 @@ describe('POST, PUT and DELETE /auth/users', () => {
       await api().put('/auth/users').set(adminA.auth).send({ id: user.id, password: 'changed-by-admin' }).expect(200, { ok: true });
       await api().get('/auth/profile').set('Authorization', `Bearer ${token}`).expect(401);
       await login(t, user.email, 'changed-by-admin');
-      const old = await api().post('/auth/login').set('X-Forwarded-For', testIp()).type('form').send({ email: user.email, password: user.password }).expect(401);
+      const old = await api()
+        .post('/auth/login')
+        .set('X-Forwarded-For', testIp())
+        .type('form')
+        .send({ email: user.email, password: user.password })
+        .expect(401);
       expect(old.body).toEqual({ ok: false, error: 'invalid credentials' });
     });
 
     it('400 for an invalid payload or nothing to update', async () => {
       const user = await f.user(tenantA);
-      await api().put('/auth/users').set(adminA.auth).send({ id: user.id }).expect(400, { error: 'nothing to update: give email, password, name, roleIds or organizationId' });
+      await api()
+        .put('/auth/users')
+        .set(adminA.auth)
+        .send({ id: user.id })
+        .expect(400, { error: 'nothing to update: give email, password, name, roleIds or organizationId' });
       await api().put('/auth/users').set(adminA.auth).send({ id: 'nope', name: 'x' }).expect(400);
       await api().put('/auth/users').set(adminA.auth).send({ name: 'x' }).expect(400);
       await api().put('/auth/users').set(adminA.auth).send({ id: user.id, email: 'bad' }).expect(400);
       await api().put('/auth/users').set(adminA.auth).send({ id: user.id, password: 'short' }).expect(400);
-      await api().put('/auth/users').set(adminA.auth).send({ id: user.id, organizationId: tenantB.organizationId }).expect(400, { error: 'organization not found in the tenant' });
-      await api().put('/auth/users').set(adminA.auth).send({ id: user.id, roleIds: [roleOfB.id] }).expect(400, { error: `unknown role: ${roleOfB.id}` });
+      await api()
+        .put('/auth/users')
+        .set(adminA.auth)
+        .send({ id: user.id, organizationId: tenantB.organizationId })
+        .expect(400, { error: 'organization not found in the tenant' });
+      await api()
+        .put('/auth/users')
+        .set(adminA.auth)
+        .send({ id: user.id, roleIds: [roleOfB.id] })
+        .expect(400, { error: `unknown role: ${roleOfB.id}` });
     });
 
     it('404 for an unknown user, a deleted user, or a user of another tenant (left unchanged)', async () => {
@@ -233,7 +332,11 @@ describe('POST, PUT and DELETE /auth/users', () => {
       await api().put('/auth/users').set(adminA.auth).send({ id: gone.id, name: 'x' }).expect(404);
       const inB = await f.user(tenantB, { name: 'B person', roleIds: [roleOfB.id] });
       const before = await userRow(inB.id);
-      await api().put('/auth/users').set(adminA.auth).send({ id: inB.id, name: 'hijacked', password: 'hijacked-pass' }).expect(404, { error: 'user not found' });
+      await api()
+        .put('/auth/users')
+        .set(adminA.auth)
+        .send({ id: inB.id, name: 'hijacked', password: 'hijacked-pass' })
+        .expect(404, { error: 'user not found' });
       expect(await userRow(inB.id)).toEqual(before);
       await login(t, inB.email, inB.password);
     });
@@ -255,10 +358,22 @@ describe('POST, PUT and DELETE /auth/users', () => {
 
     it('privilege escalation through roleIds is 403 and leaves the memberships alone', async () => {
       const user = await f.user(tenantA, { roleIds: [crmRole.id] });
-      await api().put('/auth/users').set(adminA.auth).send({ id: user.id, roleIds: [crmRole.id, superRoleA.id] }).expect(403);
-      await api().put('/auth/users').set(adminA.auth).send({ id: user.id, roleIds: [billingRole.id] }).expect(403);
+      await api()
+        .put('/auth/users')
+        .set(adminA.auth)
+        .send({ id: user.id, roleIds: [crmRole.id, superRoleA.id] })
+        .expect(403);
+      await api()
+        .put('/auth/users')
+        .set(adminA.auth)
+        .send({ id: user.id, roleIds: [billingRole.id] })
+        .expect(403);
       // Nor onto the caller itself.
-      await api().put('/auth/users').set(adminA.auth).send({ id: adminA.user.id, roleIds: [superRoleA.id] }).expect(403);
+      await api()
+        .put('/auth/users')
+        .set(adminA.auth)
+        .send({ id: adminA.user.id, roleIds: [superRoleA.id] })
+        .expect(403);
       expect(await roleIdsOf(user.id)).toEqual([crmRole.id]);
       expect(await roleIdsOf(adminA.user.id)).toHaveLength(1);
     });
@@ -274,16 +389,31 @@ describe('POST, PUT and DELETE /auth/users', () => {
 
     it('a super administrator edits a user of another tenant, with that tenant’s roles', async () => {
       const inB = await f.user(tenantB);
-      await api().put('/auth/users').set(superAdmin).send({ id: inB.id, roleIds: [roleOfB.id], name: 'Set by super' }).expect(200);
+      await api()
+        .put('/auth/users')
+        .set(superAdmin)
+        .send({ id: inB.id, roleIds: [roleOfB.id], name: 'Set by super' })
+        .expect(200);
       expect(await roleIdsOf(inB.id)).toEqual([roleOfB.id]);
-      await api().put('/auth/users').set(superAdmin).send({ id: inB.id, roleIds: [crmRole.id] }).expect(400);
+      await api()
+        .put('/auth/users')
+        .set(superAdmin)
+        .send({ id: inB.id, roleIds: [crmRole.id] })
+        .expect(400);
     });
 
     it('a caller restricted to organizations cannot edit users of other organizations (403)', async () => {
-      const [{ id: otherOrg }] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'A three', $2) RETURNING id`, [tenantA.id, `a-${randomUUID().slice(0, 8)}`]);
+      const [{ id: otherOrg }] = await ds.query(
+        `INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'A three', $2) RETURNING id`,
+        [tenantA.id, `a-${randomUUID().slice(0, 8)}`],
+      );
       const restricted = await f.loggedInUser(t, { features: ADMIN_FEATURES, organizations: [tenantA.organizationId] }, tenantA);
       const elsewhere = await f.user({ id: tenantA.id, organizationId: otherOrg }, { name: 'Elsewhere' });
-      await api().put('/auth/users').set(restricted.auth).send({ id: elsewhere.id, name: 'x' }).expect(403, { error: 'user is outside your organizations' });
+      await api()
+        .put('/auth/users')
+        .set(restricted.auth)
+        .send({ id: elsewhere.id, name: 'x' })
+        .expect(403, { error: 'user is outside your organizations' });
       const here = await f.user(tenantA);
       await api().put('/auth/users').set(restricted.auth).send({ id: here.id, organizationId: otherOrg }).expect(403);
       await api().put('/auth/users').set(restricted.auth).send({ id: here.id, organizationId: null }).expect(403);
@@ -311,7 +441,12 @@ describe('POST, PUT and DELETE /auth/users', () => {
       expect((await ds.query('SELECT 1 FROM user_acls WHERE user_id = $1', [user.id])).length).toBe(0);
       expect((await ds.query('SELECT 1 FROM sessions WHERE user_id = $1', [user.id])).length).toBe(0);
       await api().get('/auth/profile').set('Authorization', `Bearer ${token}`).expect(401);
-      const relogin = await api().post('/auth/login').set('X-Forwarded-For', testIp()).type('form').send({ email: user.email, password: user.password }).expect(401);
+      const relogin = await api()
+        .post('/auth/login')
+        .set('X-Forwarded-For', testIp())
+        .type('form')
+        .send({ email: user.email, password: user.password })
+        .expect(401);
       expect(relogin.body).toEqual({ ok: false, error: 'invalid credentials' });
       const listed = await api().get('/auth/users').query({ id: user.id }).set(adminA.auth).expect(200);
       expect(listed.body.total).toBe(0);
@@ -331,7 +466,11 @@ describe('POST, PUT and DELETE /auth/users', () => {
       const missing = await api().delete('/auth/users').set(adminA.auth).expect(400);
       expect(missing.body.error).toMatch(/id/);
       await api().delete('/auth/users').query({ id: 'nope' }).set(adminA.auth).expect(400);
-      await api().delete('/auth/users').query({ id: adminA.user.id }).set(adminA.auth).expect(400, { error: 'you cannot delete your own account' });
+      await api()
+        .delete('/auth/users')
+        .query({ id: adminA.user.id })
+        .set(adminA.auth)
+        .expect(400, { error: 'you cannot delete your own account' });
       expect((await userRow(adminA.user.id)).deleted_at).toBeNull();
     });
 
@@ -345,7 +484,11 @@ describe('POST, PUT and DELETE /auth/users', () => {
 
     it('403 for deleting a super administrator when not one; a super administrator may, in any tenant', async () => {
       const boss = await f.user(tenantA, { roleIds: [superRoleA.id] });
-      await api().delete('/auth/users').query({ id: boss.id }).set(adminA.auth).expect(403, { error: 'only a super administrator may manage a super administrator' });
+      await api()
+        .delete('/auth/users')
+        .query({ id: boss.id })
+        .set(adminA.auth)
+        .expect(403, { error: 'only a super administrator may manage a super administrator' });
       expect((await userRow(boss.id)).deleted_at).toBeNull();
       await api().delete('/auth/users').query({ id: boss.id }).set(superAdmin).expect(200);
       const inB = await f.user(tenantB);

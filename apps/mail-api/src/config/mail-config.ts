@@ -23,9 +23,13 @@ export class MailEnv {
   /** Proxies allowed to set X-Forwarded-For: a hop count or a comma list of addresses/CIDRs; unset = none. */
   @Expose() @IsOptional() @IsString() TRUST_PROXY?: string;
 
-  @Expose() @IsOptional() @Matches(SECRET_KEY_PATTERN, { message: 'must be sk_ followed by 48 lowercase hex characters' })
+  @Expose()
+  @IsOptional()
+  @Matches(SECRET_KEY_PATTERN, { message: 'must be sk_ followed by 48 lowercase hex characters' })
   MAIL_BOOTSTRAP_SECRET_KEY?: string;
-  @Expose() @IsOptional() @Matches(PUBLIC_KEY_PATTERN, { message: 'must be pk_ followed by 48 lowercase hex characters' })
+  @Expose()
+  @IsOptional()
+  @Matches(PUBLIC_KEY_PATTERN, { message: 'must be pk_ followed by 48 lowercase hex characters' })
   MAIL_BOOTSTRAP_PUBLIC_KEY?: string;
 
   @Expose() @IsOptional() @Matches(SMTP_URL) MAIL_SMTP_URL?: string;
@@ -109,7 +113,11 @@ function parseDnsServer(entry: string): string | null {
 /** 32 bytes, written as 64 hex characters or in base64. */
 function parseSecretsKey(value: string): Buffer {
   const text = value.trim();
-  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : /^[A-Za-z0-9+/]{43}=?$/.test(text) ? Buffer.from(text, 'base64') : null;
+  const key = /^[0-9a-f]{64}$/i.test(text)
+    ? Buffer.from(text, 'hex')
+    : /^[A-Za-z0-9+/]{43}=?$/.test(text)
+      ? Buffer.from(text, 'base64')
+      : null;
   if (key?.length !== 32) {
     throw new ConfigError('invalid configuration: MAIL_SECRETS_KEY must be 32 bytes, as 64 hex characters or base64');
   }
@@ -117,7 +125,10 @@ function parseSecretsKey(value: string): Buffer {
 }
 
 function parseDnsServers(value: string | undefined): string[] {
-  const entries = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const invalid = entries.filter((entry) => parseDnsServer(entry) === null);
   if (invalid.length > 0) {
     throw new ConfigError(`invalid configuration: MAIL_DNS_SERVERS: not an ip:port: ${invalid.join(', ')}`);

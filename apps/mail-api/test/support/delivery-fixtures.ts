@@ -47,7 +47,12 @@ export interface EmailFixture {
 }
 
 /** Inserts QUEUED email rows (one statement) and answers their ids in order. */
-export async function insertEmails(db: Queryable, projectId: string, emails: EmailFixture[], defaults: EmailFixture = {}): Promise<string[]> {
+export async function insertEmails(
+  db: Queryable,
+  projectId: string,
+  emails: EmailFixture[],
+  defaults: EmailFixture = {},
+): Promise<string[]> {
   const rows = emails.map((e, i) => {
     const m = { ...defaults, ...e };
     return {

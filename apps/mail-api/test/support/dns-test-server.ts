@@ -28,7 +28,13 @@ export interface DnsTestServer {
   close(): Promise<void>;
 }
 
-const TYPE_NAMES: Record<number, string> = { [Packet.TYPE.NS]: 'NS', [Packet.TYPE.MX]: 'MX', [Packet.TYPE.A]: 'A', [Packet.TYPE.AAAA]: 'AAAA', [Packet.TYPE.TXT]: 'TXT' };
+const TYPE_NAMES: Record<number, string> = {
+  [Packet.TYPE.NS]: 'NS',
+  [Packet.TYPE.MX]: 'MX',
+  [Packet.TYPE.A]: 'A',
+  [Packet.TYPE.AAAA]: 'AAAA',
+  [Packet.TYPE.TXT]: 'TXT',
+};
 
 /**
  * A real DNS server (dns2, on 127.0.0.1, a random port) answering authoritatively from `zones`:
@@ -53,11 +59,16 @@ export async function startDnsTestServer(zones: Record<string, TestZone>): Promi
       return;
     }
     const base = { name: question.name, class: Packet.CLASS.IN, ttl: 300 };
-    if (question.type === Packet.TYPE.NS) for (const ns of zone.ns ?? []) response.answers.push({ ...base, type: Packet.TYPE.NS, ns } as never);
-    if (question.type === Packet.TYPE.MX) for (const mx of zone.mx ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx } as never);
-    if (question.type === Packet.TYPE.A) for (const address of zone.a ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address } as never);
-    if (question.type === Packet.TYPE.AAAA) for (const address of zone.aaaa ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address } as never);
-    if (question.type === Packet.TYPE.TXT) for (const data of zone.txt ?? []) response.answers.push({ ...base, type: Packet.TYPE.TXT, data } as never);
+    if (question.type === Packet.TYPE.NS)
+      for (const ns of zone.ns ?? []) response.answers.push({ ...base, type: Packet.TYPE.NS, ns } as never);
+    if (question.type === Packet.TYPE.MX)
+      for (const mx of zone.mx ?? []) response.answers.push({ ...base, type: Packet.TYPE.MX, ...mx } as never);
+    if (question.type === Packet.TYPE.A)
+      for (const address of zone.a ?? []) response.answers.push({ ...base, type: Packet.TYPE.A, address } as never);
+    if (question.type === Packet.TYPE.AAAA)
+      for (const address of zone.aaaa ?? []) response.answers.push({ ...base, type: Packet.TYPE.AAAA, address } as never);
+    if (question.type === Packet.TYPE.TXT)
+      for (const data of zone.txt ?? []) response.answers.push({ ...base, type: Packet.TYPE.TXT, data } as never);
     void send(response);
   };
   const udp = dns2.createUDPServer(handle);

@@ -32,7 +32,8 @@ export function expectMailError(
     requestId: res.headers['x-request-id'],
   };
   if (extra.errors) error.errors = extra.errors;
-  if (extra.suggestion) error.suggestion = typeof extra.suggestion === 'string' ? extra.suggestion : expect.stringMatching(extra.suggestion);
+  if (extra.suggestion)
+    error.suggestion = typeof extra.suggestion === 'string' ? extra.suggestion : expect.stringMatching(extra.suggestion);
   expect(res.body).toEqual({ success: false, error, timestamp: expect.stringMatching(ISO_TIMESTAMP), message: expectedMessage });
 }
 
@@ -43,6 +44,8 @@ export function expectValidationError(res: Response, fields: { field: string; co
     code,
     message: message === undefined ? expect.any(String) : typeof message === 'string' ? message : expect.stringMatching(message),
   }));
-  expectMailError(res, 422, 'VALIDATION_ERROR', /^validation failed: /, { errors: expect.arrayContaining(expected) as unknown as unknown[] });
+  expectMailError(res, 422, 'VALIDATION_ERROR', /^validation failed: /, {
+    errors: expect.arrayContaining(expected) as unknown as unknown[],
+  });
   expect(res.body.error.errors).toHaveLength(fields.length);
 }

@@ -100,7 +100,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
         const finish = () => {
           if (refuse) {
             refusals.push({ code: refuse.code, at: Date.now() });
-            return callback(Object.assign(new Error(refuse.code >= 500 ? 'mailbox unavailable' : 'try again later'), { responseCode: refuse.code }));
+            return callback(
+              Object.assign(new Error(refuse.code >= 500 ? 'mailbox unavailable' : 'try again later'), { responseCode: refuse.code }),
+            );
           }
           if (!closedSessions.has(session.id)) {
             const envelope = {

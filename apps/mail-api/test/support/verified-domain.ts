@@ -36,6 +36,9 @@ export async function addVerifiedDomain(t: MailTestApp, dns: DnsTestServer, secr
   expect({ status: created.status, body: created.body }).toEqual({ status: 201, body: expect.objectContaining({ status: 'PENDING' }) });
   publishRecords(dns, (created.body as MailDomain).records);
   const verified = await request(t.url).post(`/domains/${created.body.id}/verify`).set(bearer(secretKey));
-  expect({ status: verified.status, body: verified.body }).toEqual({ status: 200, body: expect.objectContaining({ status: 'VERIFIED', verified: true }) });
+  expect({ status: verified.status, body: verified.body }).toEqual({
+    status: 200,
+    body: expect.objectContaining({ status: 'VERIFIED', verified: true }),
+  });
   return verified.body as MailDomain;
 }

@@ -35,5 +35,11 @@ export function workerEnv(config: MailConfig, overrides: Record<string, string> 
  * are kept in memory, not printed.
  */
 export function startWorkerProcess(name: string, env: NodeJS.ProcessEnv): WorkerProcess {
-  return startNodeProcess(name, { entry: WORKER_ENTRY, cwd: APP_DIR, env, readyWhen: 'mail worker consuming', buildHint: 'npm run build -w mail-api' });
+  return startNodeProcess(name, {
+    entry: WORKER_ENTRY,
+    cwd: APP_DIR,
+    env,
+    readyWhen: 'mail worker consuming',
+    buildHint: 'npm run build -w mail-api',
+  });
 }

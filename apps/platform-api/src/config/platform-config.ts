@@ -63,7 +63,10 @@ export interface PlatformConfig {
 export const PLATFORM_CONFIG = Symbol('PLATFORM_CONFIG');
 
 function list(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): PlatformConfig {
@@ -76,9 +79,7 @@ export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): Platfo
     return devSecret(e.DATA_DIR, name.toLowerCase());
   };
   if (Boolean(e.PLATFORM_BOOTSTRAP_ADMIN_EMAIL) !== Boolean(e.PLATFORM_BOOTSTRAP_ADMIN_PASSWORD)) {
-    throw new ConfigError(
-      'invalid configuration: PLATFORM_BOOTSTRAP_ADMIN_EMAIL and PLATFORM_BOOTSTRAP_ADMIN_PASSWORD go together',
-    );
+    throw new ConfigError('invalid configuration: PLATFORM_BOOTSTRAP_ADMIN_EMAIL and PLATFORM_BOOTSTRAP_ADMIN_PASSWORD go together');
   }
   return {
     env: e.NODE_ENV as PlatformConfig['env'],

@@ -35,7 +35,13 @@ export class Factories {
     if (aclTenant) {
       await this.ds.query(
         'INSERT INTO role_acls (tenant_id, role_id, is_super_admin, features, organizations) VALUES ($1, $2, $3, $4, $5)',
-        [aclTenant, role.id, acl.isSuperAdmin ?? false, acl.features ?? [], acl.organizations === undefined ? null : JSON.stringify(acl.organizations)],
+        [
+          aclTenant,
+          role.id,
+          acl.isSuperAdmin ?? false,
+          acl.features ?? [],
+          acl.organizations === undefined ? null : JSON.stringify(acl.organizations),
+        ],
       );
     }
     return { id: role.id, name };

@@ -2,3 +2,4 @@ export * from './provision.js';
 export * from './migrate.js';
 export * from './sql-where.js';
 export * from './prepared-query.js';
+export * from './query.js';

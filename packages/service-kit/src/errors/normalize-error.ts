@@ -52,10 +52,7 @@ export function normalizeError(exception: unknown): NormalizedError {
     }
     const status = exception.getStatus();
     const response = exception.getResponse();
-    const message =
-      typeof response === 'string'
-        ? response
-        : String((response as { message?: unknown }).message ?? exception.message);
+    const message = typeof response === 'string' ? response : String((response as { message?: unknown }).message ?? exception.message);
     return { status, code: CODE_BY_STATUS[status] ?? ErrorCode.InternalError, message, unexpected: status >= 500 };
   }
   const bodyParserError = exception as { type?: string; status?: number; expose?: boolean; message?: string };

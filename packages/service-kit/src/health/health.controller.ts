@@ -37,13 +37,12 @@ export class HealthController {
   @Get('readyz')
   @ApiOperation({ summary: 'Readiness: Postgres and Redis answer; 503 otherwise. No auth.' })
   async readyz(): Promise<{ status: 'ok'; checks: Record<string, string> }> {
-    const [database, redis] = await Promise.all([
-      this.check(() => this.dataSource.query('SELECT 1')),
-      this.check(() => this.redis.ping()),
-    ]);
+    const [database, redis] = await Promise.all([this.check(() => this.dataSource.query('SELECT 1')), this.check(() => this.redis.ping())]);
     const checks = { database, redis };
     if (database !== 'ok' || redis !== 'ok') {
-      const failing = Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => k);
+      const failing = Object.entries(checks)
+        .filter(([, v]) => v !== 'ok')
+        .map(([k]) => k);
       throw new DomainError(ErrorCode.NotReady, `not ready: ${failing.join(', ')} unavailable`, { status: 503 });
     }
     return { status: 'ok', checks };

@@ -18,7 +18,10 @@ export function parseTrustProxy(value: string | undefined): TrustProxySetting {
     if (hops > 32) throw new ConfigError(`invalid configuration: TRUST_PROXY: a hop count must be at most 32 (got ${text})`);
     return hops;
   }
-  const entries = text.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     if (!isAddressOrCidr(entry)) {
       throw new ConfigError(`invalid configuration: TRUST_PROXY: "${entry}" is neither a hop count, an IP address nor a CIDR range`);

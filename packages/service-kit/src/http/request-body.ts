@@ -1,10 +1,4 @@
-import {
-  Injectable,
-  SetMetadata,
-  type CallHandler,
-  type ExecutionContext,
-  type NestInterceptor,
-} from '@nestjs/common';
+import { Injectable, SetMetadata, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import bodyParser from 'body-parser';
 import type { Request, RequestHandler, Response } from 'express';

@@ -23,7 +23,9 @@ export function createValidationPipe(status: 400 | 422): ValidationPipe {
     exceptionFactory: (errors) => {
       const details = flattenValidationErrors(errors);
       const first = details[0];
-      const message = first ? `validation failed: ${first.field} ${first.message.replace(new RegExp(`^${first.field}\\s*`), '')}` : 'validation failed';
+      const message = first
+        ? `validation failed: ${first.field} ${first.message.replace(new RegExp(`^${first.field}\\s*`), '')}`
+        : 'validation failed';
       return new DomainError(ErrorCode.ValidationError, message, { status, details });
     },
   });

@@ -8,7 +8,7 @@ import { PROJECT_CONTEXT_PROPERTY, type ProjectContext } from './project-context
 import { ProjectKeyCache } from './project-key-cache.service.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
-const KEY_SUGGESTION = 'send `Authorization: Bearer <key>` with your project\'s secret key (sk_...)';
+const KEY_SUGGESTION = "send `Authorization: Bearer <key>` with your project's secret key (sk_...)";
 
 /**
  * The one guard of the mail API (mail-api.md "Authentication", decisions.md "Mail"), in this order:
@@ -36,9 +36,13 @@ export class ApiKeyGuard implements CanActivate {
     const req = http.getRequest<{ headers: Record<string, string | string[] | undefined>; ip?: string } & Record<string, unknown>>();
     const project = await this.authenticate(req.headers.authorization);
     if (project.keyKind === 'public' && !this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY_ALLOWED, targets)) {
-      throw new DomainError(MailErrorCode.SecretKeyRequired, 'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track', {
-        status: 403,
-      });
+      throw new DomainError(
+        MailErrorCode.SecretKeyRequired,
+        'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track',
+        {
+          status: 403,
+        },
+      );
     }
     const rate =
       project.keyKind === 'public'

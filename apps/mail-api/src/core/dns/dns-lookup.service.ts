@@ -22,11 +22,7 @@ export interface DnsLookupOptions {
  * found: records exist; none: the name exists without records of this type (NODATA); nxdomain: the
  * name does not exist; failed: no usable answer (timeout, SERVFAIL, refused), so nothing is known.
  */
-export type DnsOutcome =
-  | { kind: 'found'; records: string[] }
-  | { kind: 'none' }
-  | { kind: 'nxdomain' }
-  | { kind: 'failed'; code: string };
+export type DnsOutcome = { kind: 'found'; records: string[] } | { kind: 'none' } | { kind: 'nxdomain' } | { kind: 'failed'; code: string };
 
 interface CacheEntry {
   expiresAt: number;

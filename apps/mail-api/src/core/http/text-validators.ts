@@ -13,8 +13,7 @@ export function HasNoNulCharacter(options: { decodeCursor?: boolean } = {}): Pro
       target: target.constructor,
       propertyName: propertyName as string,
       validator: {
-        validate: (value: unknown) =>
-          typeof value !== 'string' || !containsNul(options.decodeCursor ? decodeCursor(value) : value),
+        validate: (value: unknown) => typeof value !== 'string' || !containsNul(options.decodeCursor ? decodeCursor(value) : value),
         defaultMessage: (args) => `${args?.property} must not contain NUL characters`,
       },
     });

@@ -77,10 +77,7 @@ export class ApiRateLimiter implements OnApplicationShutdown {
   private readonly publicPerProject: Bucket;
   private readonly publicPerClient: Bucket;
 
-  constructor(
-    @Inject(REDIS_SETTINGS) settings: RedisSettings,
-    @Inject(MAIL_CONFIG) config: MailConfig,
-  ) {
+  constructor(@Inject(REDIS_SETTINGS) settings: RedisSettings, @Inject(MAIL_CONFIG) config: MailConfig) {
     this.redis = createCommandClient(settings.url, { enableAutoPipelining: true });
     this.redis.on('error', () => undefined); // the insurance limiter covers it; readiness reports Redis
     const prefix = `${settings.queuePrefix}:mail:rl`;

@@ -47,10 +47,7 @@ export class ContactsController {
   @ApiResponse({ status: 201, type: ContactUpsertResponse, description: 'Created.' })
   @ApiResponse({ status: 200, type: ContactUpsertResponse, description: 'Updated the existing contact.' })
   @ApiMailErrors(422)
-  async upsert(
-    @CurrentProject() project: ProjectContext,
-    @Body() body: UpsertContactBody,
-  ): Promise<WithStatus<MailContactUpsertResult>> {
+  async upsert(@CurrentProject() project: ProjectContext, @Body() body: UpsertContactBody): Promise<WithStatus<MailContactUpsertResult>> {
     const { contact, created } = await this.contacts.upsert(project, body);
     return new WithStatus(created ? 201 : 200, contact);
   }

@@ -63,13 +63,10 @@ export class ContactsRepository {
     subscribed: boolean | undefined,
     patch: ContactDataPatch,
   ): Promise<{ row: ContactRow; inserted: boolean }> {
-    const [row] = await this.sql.query<ContactRow & { inserted: boolean }>(`${upsertContactSql()} RETURNING ${CONTACT_COLUMNS}, (xmax = 0) AS inserted`, [
-      projectId,
-      email,
-      subscribed ?? null,
-      JSON.stringify(patch.set),
-      patch.unset,
-    ]);
+    const [row] = await this.sql.query<ContactRow & { inserted: boolean }>(
+      `${upsertContactSql()} RETURNING ${CONTACT_COLUMNS}, (xmax = 0) AS inserted`,
+      [projectId, email, subscribed ?? null, JSON.stringify(patch.set), patch.unset],
+    );
     const { inserted, ...contact } = row;
     return { row: contact, inserted };
   }

@@ -75,9 +75,14 @@ export class EmailDeliveryJobs {
    */
   private async whileClaimed<T>(email: ClaimedEmail, send: () => Promise<T>): Promise<T> {
     const lockSeconds = this.config.sendLockSeconds;
-    const timer = setInterval(() => {
-      this.emails.extendClaim(email, lockSeconds).catch((err: Error) => this.logger.warn({ emailId: email.id, err: err.message }, 'claim renewal failed'));
-    }, (lockSeconds * 1000) / 2);
+    const timer = setInterval(
+      () => {
+        this.emails
+          .extendClaim(email, lockSeconds)
+          .catch((err: Error) => this.logger.warn({ emailId: email.id, err: err.message }, 'claim renewal failed'));
+      },
+      (lockSeconds * 1000) / 2,
+    );
     try {
       return await send();
     } finally {

@@ -87,7 +87,11 @@ export class EmailDeliveryRepository {
     const { dkimDomain, dkimSelector, dkimPrivateKey, ...email } = row;
     const dkim =
       dkimDomain && dkimSelector && dkimPrivateKey
-        ? { domainName: dkimDomain, keySelector: dkimSelector, privateKey: this.dkimKeys.open(dkimPrivateKey, { projectId, domain: dkimDomain }) }
+        ? {
+            domainName: dkimDomain,
+            keySelector: dkimSelector,
+            privateKey: this.dkimKeys.open(dkimPrivateKey, { projectId, domain: dkimDomain }),
+          }
         : null;
     return { ...email, dkim };
   }

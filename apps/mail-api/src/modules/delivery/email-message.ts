@@ -9,8 +9,21 @@ import { UNSIGNED_HEADER } from './unsigned-delivery.js';
  * the deterministic Message-ID, the signature, the unsubscribe headers) and MIME structure.
  */
 const RESERVED_HEADERS = new Set([
-  'from', 'to', 'cc', 'bcc', 'reply-to', 'sender', 'subject', 'date', 'message-id', 'dkim-signature',
-  'list-unsubscribe', 'list-unsubscribe-post', 'content-type', 'content-transfer-encoding', 'mime-version',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'reply-to',
+  'sender',
+  'subject',
+  'date',
+  'message-id',
+  'dkim-signature',
+  'list-unsubscribe',
+  'list-unsubscribe-post',
+  'content-type',
+  'content-transfer-encoding',
+  'mime-version',
   UNSIGNED_HEADER.toLowerCase(),
 ]);
 
@@ -20,9 +33,29 @@ const RESERVED_HEADERS = new Set([
  * unsubscribe otherwise).
  */
 const DKIM_SIGNED_HEADERS = [
-  'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version', 'Content-Type',
-  'Content-Transfer-Encoding', 'Content-ID', 'Content-Description', 'In-Reply-To', 'References',
-  'List-Id', 'List-Help', 'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Subscribe', 'List-Post', 'List-Owner', 'List-Archive',
+  'From',
+  'Sender',
+  'Reply-To',
+  'Subject',
+  'Date',
+  'Message-ID',
+  'To',
+  'Cc',
+  'MIME-Version',
+  'Content-Type',
+  'Content-Transfer-Encoding',
+  'Content-ID',
+  'Content-Description',
+  'In-Reply-To',
+  'References',
+  'List-Id',
+  'List-Help',
+  'List-Unsubscribe',
+  'List-Unsubscribe-Post',
+  'List-Subscribe',
+  'List-Post',
+  'List-Owner',
+  'List-Archive',
 ].join(':');
 
 /**

@@ -119,7 +119,12 @@ const isDefinitelyBad = (check: RecordCheck) => check.state === 'missing' || che
  * - otherwise a record that is missing or wrong makes it FAILED;
  * - when the only problems are DNS failures, nothing is known: the status stays (PENDING stays PENDING).
  */
-export function decideStatus(current: MailDomainStatus, ownership: RecordCheck, dkim: RecordCheck, names: { ownership: string; dkim: string }): DomainCheckResult {
+export function decideStatus(
+  current: MailDomainStatus,
+  ownership: RecordCheck,
+  dkim: RecordCheck,
+  names: { ownership: string; dkim: string },
+): DomainCheckResult {
   const failureReasons = [
     reason(ownership, names.ownership, 'none of its values is the verification token'),
     reason(dkim, names.dkim, "it does not publish this domain's DKIM public key (p=)"),

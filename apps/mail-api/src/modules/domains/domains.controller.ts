@@ -1,5 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { MailDomain, MailList } from '@app/contracts';
 import { CurrentProject } from '../../core/auth/api-key.decorators.js';
 import type { ProjectContext } from '../../core/auth/project-context.js';
@@ -18,7 +26,7 @@ export class DomainsController {
   @ApiOperation({
     summary: 'List sending domains',
     description:
-      'The project\'s domains with their status, newest first, keyset-paged by id (`nextCursor` is null on the last ' +
+      "The project's domains with their status, newest first, keyset-paged by id (`nextCursor` is null on the last " +
       'page). `?status=VERIFIED` lists the domains you can send from.',
   })
   @ApiOkResponse({ type: DomainListResponse })
@@ -55,7 +63,7 @@ export class DomainsController {
   @Post(':id/verify')
   @HttpCode(200)
   @ApiOperation({
-    summary: 'Check the domain\'s DNS records now',
+    summary: "Check the domain's DNS records now",
     description:
       'Looks both TXT records up now through the configured resolvers (no cache: records published a moment ago ' +
       'count) and answers the domain. Both found with the right values: VERIFIED. A record missing or with another ' +

@@ -122,7 +122,10 @@ export class DomainsRepository {
   }
 
   async findById(projectId: string, id: string): Promise<DomainRow | null> {
-    const [row] = await this.sql.query<DomainRow>(`SELECT ${DOMAIN_COLUMNS} FROM domains WHERE project_id = $1 AND id = $2`, [projectId, id]);
+    const [row] = await this.sql.query<DomainRow>(`SELECT ${DOMAIN_COLUMNS} FROM domains WHERE project_id = $1 AND id = $2`, [
+      projectId,
+      id,
+    ]);
     return row ?? null;
   }
 

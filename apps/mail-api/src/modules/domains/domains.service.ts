@@ -113,9 +113,13 @@ export class DomainsService {
     if (users.length > 0) {
       const shown = users.slice(0, USERS_IN_MESSAGE).join(', ');
       const more = users.length > USERS_IN_MESSAGE ? ` and ${users.length - USERS_IN_MESSAGE} more` : '';
-      throw new DomainError(MailErrorCode.DomainInUse, `domain ${row.domain} is in use by ${shown}${more}; change their from address first`, {
-        status: 409,
-      });
+      throw new DomainError(
+        MailErrorCode.DomainInUse,
+        `domain ${row.domain} is in use by ${shown}${more}; change their from address first`,
+        {
+          status: 409,
+        },
+      );
     }
     if (!(await this.domains.delete(project.id, row.id))) throw domainNotFound();
   }

@@ -18,8 +18,8 @@ export class EventsController {
   @ApiOperation({
     summary: 'List tracked events',
     description:
-      'Newest first, keyset-paged (`cursor` = the previous page\'s `nextCursor`). Filters: `name`, `contactId` or ' +
-      '`email` (the contact\'s), `from` (inclusive) and `to` (exclusive) as ISO 8601 times. `total` counts all matches.',
+      "Newest first, keyset-paged (`cursor` = the previous page's `nextCursor`). Filters: `name`, `contactId` or " +
+      "`email` (the contact's), `from` (inclusive) and `to` (exclusive) as ISO 8601 times. `total` counts all matches.",
   })
   @ApiOkResponse({ type: EventListResponse })
   list(@CurrentProject() project: ProjectContext, @Query() query: ListEventsQuery): Promise<MailList<MailTrackedEvent>> {

@@ -1,16 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import {
-  IsBoolean,
-  IsEmail,
-  IsISO8601,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  IsUUID,
-  MaxLength,
-  registerDecorator,
-} from 'class-validator';
+import { IsBoolean, IsEmail, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, registerDecorator } from 'class-validator';
 import {
   RESERVED_EVENT_PREFIXES,
   type ContactDataPrimitive,
@@ -52,7 +42,11 @@ export class TrackBody {
   @MaxLength(MAX_EMAIL_LENGTH)
   email: string;
 
-  @ApiProperty({ maxLength: MAX_EVENT_NAME_LENGTH, example: 'signed-up', description: 'Names starting with `email.` or `contact.` are reserved.' })
+  @ApiProperty({
+    maxLength: MAX_EVENT_NAME_LENGTH,
+    example: 'signed-up',
+    description: 'Names starting with `email.` or `contact.` are reserved.',
+  })
   @Transform(trimString)
   @IsString()
   @IsNotEmpty()

@@ -5,5 +5,9 @@ import { EventsService } from './events.service.js';
 import { TrackBatcher } from './track-batcher.js';
 import { TrackController } from './track.controller.js';
 
-@Module({ controllers: [TrackController, EventsController], providers: [EventsService, EventsRepository, TrackBatcher], exports: [EventsService] })
+@Module({
+  controllers: [TrackController, EventsController],
+  providers: [EventsService, EventsRepository, TrackBatcher],
+  exports: [EventsService],
+})
 export class EventsModule {}

@@ -73,7 +73,8 @@ export class TrackBatcher {
       }
       if (rows) {
         // Committed: never retried, whatever happens next.
-        const mismatch = rows.length !== batch.length ? new Error(`track batch wrote ${rows.length} events for ${batch.length} calls`) : null;
+        const mismatch =
+          rows.length !== batch.length ? new Error(`track batch wrote ${rows.length} events for ${batch.length} calls`) : null;
         batch.forEach((pending, i) => (mismatch ? pending.reject(mismatch) : pending.resolve(rows[i])));
         return;
       }

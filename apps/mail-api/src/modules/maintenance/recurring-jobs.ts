@@ -18,7 +18,11 @@ export class RecurringJobs {
     const queue = this.queues.queue(MailQueue.Maintenance);
     const every = (seconds: number) => ({ every: seconds * 1000 });
     const job = (name: string) => ({ name, opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } } });
-    await queue.upsertJobScheduler(MailMaintenanceJob.RecheckDomains, every(this.config.domainRecheckSeconds), job(MailMaintenanceJob.RecheckDomains));
+    await queue.upsertJobScheduler(
+      MailMaintenanceJob.RecheckDomains,
+      every(this.config.domainRecheckSeconds),
+      job(MailMaintenanceJob.RecheckDomains),
+    );
     await queue.upsertJobScheduler(MailMaintenanceJob.RequeueEmails, every(60), job(MailMaintenanceJob.RequeueEmails));
     await queue.upsertJobScheduler(MailMaintenanceJob.PurgeIdempotencyKeys, every(3600), job(MailMaintenanceJob.PurgeIdempotencyKeys));
     await queue.upsertJobScheduler(MailMaintenanceJob.PurgeSendRequests, every(3600), job(MailMaintenanceJob.PurgeSendRequests));

@@ -29,9 +29,24 @@ export const MAX_RENDERED_SUBJECT_LENGTH = MAX_SUBJECT_LENGTH;
  * signature or the unsubscribe contract.
  */
 const RESERVED_HEADERS = new Set([
-  'from', 'to', 'cc', 'bcc', 'subject', 'reply-to', 'sender', 'date', 'message-id', 'mime-version',
-  'content-type', 'content-transfer-encoding', 'dkim-signature', 'list-unsubscribe', 'list-unsubscribe-post',
-  'return-path', 'received', UNSIGNED_HEADER.toLowerCase(),
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'subject',
+  'reply-to',
+  'sender',
+  'date',
+  'message-id',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'dkim-signature',
+  'list-unsubscribe',
+  'list-unsubscribe-post',
+  'return-path',
+  'received',
+  UNSIGNED_HEADER.toLowerCase(),
 ]);
 /** RFC 5322 field name: printable ASCII except colon. */
 const HEADER_NAME = /^[!-9;-~]{1,76}$/;
@@ -71,7 +86,11 @@ function parseAddress(value: unknown, field: string, problems: FieldError[]): Ad
     return null;
   }
   if (name !== undefined && name !== null && (typeof name !== 'string' || name.length > MAX_NAME_LENGTH || hasLineBreak(name))) {
-    problems.push({ field: `${field}.name`, code: 'isName', message: `${field}.name must be a string of at most ${MAX_NAME_LENGTH} characters without line breaks` });
+    problems.push({
+      field: `${field}.name`,
+      code: 'isName',
+      message: `${field}.name must be a string of at most ${MAX_NAME_LENGTH} characters without line breaks`,
+    });
     return null;
   }
   return { email: trimmed, name: typeof name === 'string' && name.trim() ? name.trim() : null };
@@ -98,8 +117,10 @@ export function checkHeaders(headers: Record<string, string> | undefined, proble
   if (entries.length > MAX_HEADERS) problems.push({ field: 'headers', code: 'maxHeaders', message: `at most ${MAX_HEADERS} headers` });
   for (const [name, value] of entries) {
     const field = `headers.${name}`;
-    if (!HEADER_NAME.test(name)) problems.push({ field, code: 'isHeaderName', message: `${JSON.stringify(name)} is not a valid header name` });
-    else if (RESERVED_HEADERS.has(name.toLowerCase())) problems.push({ field, code: 'isReservedHeader', message: `${name} is set by the service` });
+    if (!HEADER_NAME.test(name))
+      problems.push({ field, code: 'isHeaderName', message: `${JSON.stringify(name)} is not a valid header name` });
+    else if (RESERVED_HEADERS.has(name.toLowerCase()))
+      problems.push({ field, code: 'isReservedHeader', message: `${name} is set by the service` });
     if (typeof value !== 'string') problems.push({ field, code: 'isString', message: `${field} must be a string` });
     else if (hasLineBreak(value)) problems.push({ field, code: 'hasNoLineBreak', message: `${field} must not contain CR or LF` });
     else if (value.length > 998) problems.push({ field, code: 'maxLength', message: `${field} must be at most 998 characters` });
@@ -125,7 +146,11 @@ export function checkAttachments(attachments: MailSendAttachment[] | undefined, 
     bytes += Math.floor((content.length * 3) / 4) - (content.endsWith('==') ? 2 : content.endsWith('=') ? 1 : 0);
   });
   if (bytes > MAX_ATTACHMENT_BYTES) {
-    problems.push({ field: 'attachments', code: 'maxTotalSize', message: `attachments must not exceed ${MAX_ATTACHMENT_BYTES} bytes in total (got ${bytes})` });
+    problems.push({
+      field: 'attachments',
+      code: 'maxTotalSize',
+      message: `attachments must not exceed ${MAX_ATTACHMENT_BYTES} bytes in total (got ${bytes})`,
+    });
   }
   return attachments.map((a) => ({ filename: a.filename, content: a.content.replace(/\s+/g, ''), contentType: a.contentType }));
 }
@@ -138,11 +163,13 @@ export function resolveMessage(input: MailSendRequest, template: MailTemplate | 
   const recipients = parseRecipients(input.to, problems);
   const fromInput = input.from ?? template?.from ?? undefined;
   let from: Address | null = null;
-  if (fromInput === undefined) problems.push({ field: 'from', code: 'isDefined', message: 'from is required (the template has no from address)' });
+  if (fromInput === undefined)
+    problems.push({ field: 'from', code: 'isDefined', message: 'from is required (the template has no from address)' });
   else from = parseAddress(fromInput, 'from', problems);
   const subject = input.subject ?? template?.subject;
   const body = input.body ?? template?.body;
-  if (subject === undefined) problems.push({ field: 'subject', code: 'isDefined', message: 'subject is required unless a template is used' });
+  if (subject === undefined)
+    problems.push({ field: 'subject', code: 'isDefined', message: 'subject is required unless a template is used' });
   if (body === undefined) problems.push({ field: 'body', code: 'isDefined', message: 'body is required unless a template is used' });
   const headers = checkHeaders(input.headers, problems);
   const attachments = checkAttachments(input.attachments, problems);
@@ -176,7 +203,9 @@ export interface RecipientVariables {
 export function renderedSizeProblems(subject: string, body: string, recipients: RecipientVariables[]): FieldError[] {
   const problems: FieldError[] = [];
   const subjectOver = recipients.find(
-    (r) => renderedSize(subject, r.variables, { escapeHtml: false, unit: 'utf16', limit: MAX_RENDERED_SUBJECT_LENGTH }) > MAX_RENDERED_SUBJECT_LENGTH,
+    (r) =>
+      renderedSize(subject, r.variables, { escapeHtml: false, unit: 'utf16', limit: MAX_RENDERED_SUBJECT_LENGTH }) >
+      MAX_RENDERED_SUBJECT_LENGTH,
   );
   if (subjectOver) {
     problems.push({
@@ -185,7 +214,9 @@ export function renderedSizeProblems(subject: string, body: string, recipients: 
       message: `subject must render to at most ${MAX_RENDERED_SUBJECT_LENGTH} characters; for ${subjectOver.email} it renders to more`,
     });
   }
-  const bodyOver = recipients.find((r) => renderedSize(body, r.variables, { escapeHtml: true, unit: 'utf8', limit: MAX_BODY_BYTES }) > MAX_BODY_BYTES);
+  const bodyOver = recipients.find(
+    (r) => renderedSize(body, r.variables, { escapeHtml: true, unit: 'utf8', limit: MAX_BODY_BYTES }) > MAX_BODY_BYTES,
+  );
   if (bodyOver) {
     problems.push({
       field: 'body',

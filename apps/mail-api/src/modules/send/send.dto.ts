@@ -19,7 +19,14 @@ import { trimString } from '../../core/http/pagination.js';
 import { HasNoNulCharacter } from '../../core/http/text-validators.js';
 import { MAX_EMAIL_LENGTH } from '../contacts/contacts.dto.js';
 import {
-  MAX_ATTACHMENTS, MAX_BODY_BYTES, MAX_DATA_BYTES, MAX_HEADERS, MAX_NAME_LENGTH, MAX_RECIPIENTS, MAX_RENDERED_SUBJECT_LENGTH, MAX_SUBJECT_LENGTH,
+  MAX_ATTACHMENTS,
+  MAX_BODY_BYTES,
+  MAX_DATA_BYTES,
+  MAX_HEADERS,
+  MAX_NAME_LENGTH,
+  MAX_RECIPIENTS,
+  MAX_RENDERED_SUBJECT_LENGTH,
+  MAX_SUBJECT_LENGTH,
 } from './send-message.js';
 import { MaxJsonBytes, MaxUtf8Bytes } from './size-validators.js';
 
@@ -84,7 +91,10 @@ export class SendEmailBody {
   @HasNoNulCharacter()
   body?: string;
 
-  @ApiPropertyOptional({ ...ADDRESS_SCHEMA, description: 'Sender; its domain must be VERIFIED (else 403). Required unless the template has one.' })
+  @ApiPropertyOptional({
+    ...ADDRESS_SCHEMA,
+    description: 'Sender; its domain must be VERIFIED (else 403). Required unless the template has one.',
+  })
   @IsOptional()
   from?: MailAddressInput;
 
@@ -96,7 +106,10 @@ export class SendEmailBody {
   @HasNoNulCharacter()
   name?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'Template id: its subject, body, from, sender name and reply-to apply unless given here.' })
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'Template id: its subject, body, from, sender name and reply-to apply unless given here.',
+  })
   @IsOptional()
   @IsUUID()
   template?: string;
@@ -113,7 +126,9 @@ export class SendEmailBody {
   @MaxJsonBytes(MAX_DATA_BYTES, '64 KB')
   data?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: 'Subscription of the contacts this send creates (default false). Given, it also updates existing contacts.' })
+  @ApiPropertyOptional({
+    description: 'Subscription of the contacts this send creates (default false). Given, it also updates existing contacts.',
+  })
   @IsOptional()
   @IsBoolean()
   subscribed?: boolean;

@@ -40,7 +40,12 @@ export class SendRepository {
    * rolls back (then takes the key itself): two requests never both send. An entry past the window is
    * taken over.
    */
-  async claimIdempotencyKey(tx: EntityManager, projectId: string, key: string, requestHash: string): Promise<StoredIdempotentResponse | null> {
+  async claimIdempotencyKey(
+    tx: EntityManager,
+    projectId: string,
+    key: string,
+    requestHash: string,
+  ): Promise<StoredIdempotentResponse | null> {
     const claimed: unknown[] = await preparedQuery(
       tx,
       `INSERT INTO idempotency_keys (project_id, key, request_hash) VALUES ($1, $2, $3)
@@ -51,12 +56,20 @@ export class SendRepository {
       [projectId, key, requestHash],
     );
     if (claimed.length > 0) return null;
-    const [earlier] = await preparedQuery<StoredIdempotentResponse>(tx, `SELECT request_hash, response FROM idempotency_keys WHERE project_id = $1 AND key = $2`, [projectId, key]);
+    const [earlier] = await preparedQuery<StoredIdempotentResponse>(
+      tx,
+      `SELECT request_hash, response FROM idempotency_keys WHERE project_id = $1 AND key = $2`,
+      [projectId, key],
+    );
     return earlier as StoredIdempotentResponse;
   }
 
   async storeIdempotentResponse(tx: EntityManager, projectId: string, key: string, response: MailSendResult): Promise<void> {
-    await preparedQuery(tx, `UPDATE idempotency_keys SET response = $3 WHERE project_id = $1 AND key = $2`, [projectId, key, JSON.stringify(response)]);
+    await preparedQuery(tx, `UPDATE idempotency_keys SET response = $3 WHERE project_id = $1 AND key = $2`, [
+      projectId,
+      key,
+      JSON.stringify(response),
+    ]);
   }
 
   /**
@@ -79,12 +92,21 @@ export class SendRepository {
   }
 
   async insertSendRequest(tx: EntityManager, projectId: string, attachments: MailSendAttachment[]): Promise<string> {
-    const [row] = await preparedQuery<{ id: string }>(tx, `INSERT INTO send_requests (project_id, attachments) VALUES ($1, $2) RETURNING id`, [projectId, JSON.stringify(attachments)]);
+    const [row] = await preparedQuery<{ id: string }>(
+      tx,
+      `INSERT INTO send_requests (project_id, attachments) VALUES ($1, $2) RETURNING id`,
+      [projectId, JSON.stringify(attachments)],
+    );
     return row.id;
   }
 
   /** One QUEUED row per recipient, in one statement. Returns email ids by lower-cased recipient address. */
-  async insertEmails(tx: EntityManager, projectId: string, fields: EmailMessageFields, emails: EmailToInsert[]): Promise<Map<string, string>> {
+  async insertEmails(
+    tx: EntityManager,
+    projectId: string,
+    fields: EmailMessageFields,
+    emails: EmailToInsert[],
+  ): Promise<Map<string, string>> {
     const rows: { id: string; to_email: string }[] = await preparedQuery(
       tx,
       `INSERT INTO emails (project_id, send_request_id, contact_id, template_id, type, to_email, to_name,

@@ -47,7 +47,9 @@ export class SendService {
 
   async send(project: ProjectContext, body: SendEmailBody, idempotencyKey: string | undefined): Promise<MailSendResult> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw validationError([{ field: 'Idempotency-Key', code: 'isIdempotencyKey', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' }]);
+      throw validationError([
+        { field: 'Idempotency-Key', code: 'isIdempotencyKey', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' },
+      ]);
     }
     const template = body.template ? await this.templates.findById(project, body.template) : null;
     const problems: FieldError[] = [];
@@ -93,7 +95,8 @@ export class SendService {
     // rolls the contacts and the Idempotency-Key back with the transaction.
     const oversized = renderedSizeProblems(message.subject, message.body, recipients);
     if (oversized.length > 0) throw validationError(oversized);
-    const sendRequestId = message.attachments.length > 0 ? await this.repository.insertSendRequest(tx, project.id, message.attachments) : null;
+    const sendRequestId =
+      message.attachments.length > 0 ? await this.repository.insertSendRequest(tx, project.id, message.attachments) : null;
     const emails: EmailToInsert[] = recipients.map(({ to, contactId, variables }) => ({
       contactId,
       to,
@@ -103,7 +106,10 @@ export class SendService {
     }));
     const emailIds = await this.repository.insertEmails(tx, project.id, { ...message, sendRequestId }, emails);
     const result: MailSendResult = {
-      emails: emails.map((e) => ({ contact: { id: e.contactId, email: e.to.email }, email: emailIds.get(e.to.email.toLowerCase()) as string })),
+      emails: emails.map((e) => ({
+        contact: { id: e.contactId, email: e.to.email },
+        email: emailIds.get(e.to.email.toLowerCase()) as string,
+      })),
       timestamp: new Date().toISOString(),
     };
     return { result, emailIds: [...emailIds.values()] };

@@ -118,8 +118,10 @@ function escapeGrowth(text: string): number {
   let growth = 0;
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
-    if (c === 38 || c === 39) growth += 4; // & → &amp;   ' → &#39;
-    else if (c === 60 || c === 62) growth += 3; // < → &lt;   > → &gt;
+    if (c === 38 || c === 39)
+      growth += 4; // & → &amp;   ' → &#39;
+    else if (c === 60 || c === 62)
+      growth += 3; // < → &lt;   > → &gt;
     else if (c === 34) growth += 5; // " → &quot;
   }
   return growth;

@@ -43,7 +43,7 @@ export class TemplatesController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Get a template', description: 'Another project\'s template, or an id that is not a UUID, is a 404.' })
+  @ApiOperation({ summary: 'Get a template', description: "Another project's template, or an id that is not a UUID, is a 404." })
   @ApiOkResponse({ type: TemplateResponse })
   @ApiMailErrors(404)
   get(@CurrentProject() project: ProjectContext, @Param('id') id: string): Promise<MailTemplate> {

@@ -6,7 +6,11 @@ import { HtmlResponseInterceptor } from './html-response.interceptor.js';
 import { confirmationPage, UNSUBSCRIBED_PAGE } from './unsubscribe-pages.js';
 import { UnsubscribeService } from './unsubscribe.service.js';
 
-const INVALID_LINK = { status: 400, description: '`INVALID_UNSUBSCRIBE_LINK`: the token was altered or not issued by this service.', type: MailErrorBodyDto };
+const INVALID_LINK = {
+  status: 400,
+  description: '`INVALID_UNSUBSCRIBE_LINK`: the token was altered or not issued by this service.',
+  type: MailErrorBodyDto,
+};
 const TOKEN_PARAM = { name: 'token', description: 'The signed token of the link in the email' };
 
 /**
@@ -53,9 +57,9 @@ export class UnsubscribeController {
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
-    summary: 'Unsubscribe (the page\'s button, and RFC 8058 one-click)',
+    summary: "Unsubscribe (the page's button, and RFC 8058 one-click)",
     description:
-      'Sets the contact\'s `subscribed` to false. What the page\'s button submits, and what mail clients call ' +
+      "Sets the contact's `subscribed` to false. What the page's button submits, and what mail clients call " +
       'for `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (body `List-Unsubscribe=One-Click`, form-encoded; ' +
       'any body is accepted). Answers an HTML confirmation page when the request accepts `text/html` (a ' +
       'browser), `{"success": true, "unsubscribed": true}` otherwise. Idempotent; a link of a deleted contact ' +

@@ -24,10 +24,10 @@ export class UnsubscribeService {
   async unsubscribe(token: string): Promise<void> {
     const target = this.target(token);
     // Project-scoped like every contact query; `AND subscribed` keeps a repeat from touching the row.
-    await this.sql.query(
-      `UPDATE contacts SET subscribed = false, updated_at = now() WHERE project_id = $1 AND id = $2 AND subscribed`,
-      [target.projectId, target.contactId],
-    );
+    await this.sql.query(`UPDATE contacts SET subscribed = false, updated_at = now() WHERE project_id = $1 AND id = $2 AND subscribed`, [
+      target.projectId,
+      target.contactId,
+    ]);
   }
 
   private target(token: string): UnsubscribeTarget {

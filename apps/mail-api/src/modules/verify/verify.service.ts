@@ -72,11 +72,7 @@ export class VerifyService {
 
     const domainExists = await this.domainExists(domain, reasons);
     if (!domainExists) return result(email, { ...flags, reasons, suggestion });
-    const [mx, a, aaaa] = await Promise.all([
-      this.dns.lookup('MX', domain),
-      this.dns.lookup('A', domain),
-      this.dns.lookup('AAAA', domain),
-    ]);
+    const [mx, a, aaaa] = await Promise.all([this.dns.lookup('MX', domain), this.dns.lookup('A', domain), this.dns.lookup('AAAA', domain)]);
     const hasMxRecords = mx.kind === 'found';
     if (!hasMxRecords) reasons.push(mx.kind === 'failed' ? VerifyReason.dnsFailed('MX', mx.code) : VerifyReason.noMx);
     const hasWebsite = a.kind === 'found' || aaaa.kind === 'found';

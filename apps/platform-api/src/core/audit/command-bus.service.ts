@@ -144,7 +144,9 @@ export class CommandBus {
       const claimed = (rows as ClaimedEntry[])[0];
       if (!claimed) throw DomainError.badRequest('invalid or unavailable undo token');
       const command = await this.apply(tx, auth, claimed, claimed.snapshot_after, claimed.snapshot_before);
-      await tx.query(`UPDATE action_logs SET execution_state = 'undone', undo_token = NULL, updated_at = now() WHERE id = $1`, [claimed.id]);
+      await tx.query(`UPDATE action_logs SET execution_state = 'undone', undo_token = NULL, updated_at = now() WHERE id = $1`, [
+        claimed.id,
+      ]);
       await this.recordReplay(tx, auth, command, claimed, 'undo', claimed.snapshot_after, claimed.snapshot_before);
       return { entry: claimed, command };
     });
@@ -221,11 +223,7 @@ export class CommandBus {
     });
   }
 
-  private async record(
-    tx: EntityManager,
-    auth: AuthContext,
-    e: LogEntry & { after: Snapshot | null },
-  ): Promise<void> {
+  private async record(tx: EntityManager, auth: AuthContext, e: LogEntry & { after: Snapshot | null }): Promise<void> {
     const changes = diffSnapshots(e.before, e.after);
     await preparedQuery(
       tx,
@@ -240,7 +238,13 @@ export class CommandBus {
    * and `$2` become `$15` and `$16`), and `audit_changes` (SQL, same rule as `diffSnapshots`) derives
    * `changes` from it.
    */
-  private async recordWithSnapshotSql(tx: EntityManager, auth: AuthContext, e: LogEntry, snapshotSql: string, scope: SnapshotScope): Promise<void> {
+  private async recordWithSnapshotSql(
+    tx: EntityManager,
+    auth: AuthContext,
+    e: LogEntry,
+    snapshotSql: string,
+    scope: SnapshotScope,
+  ): Promise<void> {
     await preparedQuery(
       tx,
       `WITH after AS (${snapshotSql.replace(/\$([12])\b/g, (_, n: string) => `$${14 + Number(n)}`)})
@@ -253,7 +257,11 @@ export class CommandBus {
     );
   }
 
-  private async afterCommit(auth: AuthContext, command: CommandDefinition<never, unknown> | CommandDefinition<unknown, unknown>, resourceId: string) {
+  private async afterCommit(
+    auth: AuthContext,
+    command: CommandDefinition<never, unknown> | CommandDefinition<unknown, unknown>,
+    resourceId: string,
+  ) {
     try {
       await command.afterCommit?.(auth, resourceId);
     } catch (err) {

@@ -8,7 +8,8 @@ import { SessionLookupRepository } from './session-lookup.repository.js';
  * What ended, as every instance learns it: sessions (logout, password change or reset), everything of
  * a user (deletion, and any user command that may have ended sessions), or of a tenant (deactivation).
  */
-export type Revocation = { type: 'session'; sessionIds: string[] } | { type: 'user'; userId: string } | { type: 'tenant'; tenantId: string };
+export type Revocation =
+  { type: 'session'; sessionIds: string[] } | { type: 'user'; userId: string } | { type: 'tenant'; tenantId: string };
 
 type Invalidation = { type: 'acl'; generation: number } | Revocation;
 
@@ -109,7 +110,12 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
       this.sessions.delete(sessionId);
       return null;
     }
-    const entry = { userId: row.userId, tenantId: row.tenantId, expiresAt: row.expiresAt.getTime(), cachedUntil: now + LOCAL_SESSION_TTL_MS };
+    const entry = {
+      userId: row.userId,
+      tenantId: row.tenantId,
+      expiresAt: row.expiresAt.getTime(),
+      cachedUntil: now + LOCAL_SESSION_TTL_MS,
+    };
     // A revocation that arrived while we loaded may concern this row: do not keep it.
     if (revocations === this.revocations) this.remember(this.sessions, sessionId, entry);
     return entry.expiresAt > now ? entry : null;

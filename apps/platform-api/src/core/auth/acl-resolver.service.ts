@@ -12,10 +12,7 @@ interface AclRow {
  * decisions.md: super administrator if any role ACL or the user ACL says so; else a user ACL alone
  * applies (it replaces the role ACLs); else the union of the role ACLs.
  */
-export function combineAcls(
-  roles: { id: string; name: string; acl: AclRow | null }[],
-  userAcl: AclRow | null,
-): ResolvedAcl {
+export function combineAcls(roles: { id: string; name: string; acl: AclRow | null }[], userAcl: AclRow | null): ResolvedAcl {
   const roleAcls = roles.map((r) => r.acl).filter((a): a is AclRow => a !== null);
   const isSuperAdmin = roleAcls.some((a) => a.is_super_admin) || Boolean(userAcl?.is_super_admin);
   let features: string[];
@@ -55,10 +52,10 @@ export class AclResolverService {
           ORDER BY r.name`,
         [userId, tenantId],
       ),
-      this.dataSource.query(
-        `SELECT is_super_admin, features, organizations FROM user_acls WHERE tenant_id = $2 AND user_id = $1`,
-        [userId, tenantId],
-      ),
+      this.dataSource.query(`SELECT is_super_admin, features, organizations FROM user_acls WHERE tenant_id = $2 AND user_id = $1`, [
+        userId,
+        tenantId,
+      ]),
     ]);
     return combineAcls(
       roles.map((r: AclRow & { id: string; name: string; acl_id: string | null }) => ({

@@ -8,7 +8,6 @@ export const REQUIRED_FEATURES = 'auth:required-features';
 /** Features the caller must hold (all of them); enforced by the one global AuthGuard (403 when missing). */
 export const RequireFeatures = (...features: string[]) => SetMetadata(REQUIRED_FEATURES, features);
 
-
 /** The authenticated caller's context, set by the AuthGuard. */
 export const CurrentAuth = createParamDecorator(
   (_data: unknown, ctx: ExecutionContext): AuthContext => ctx.switchToHttp().getRequest().auth,

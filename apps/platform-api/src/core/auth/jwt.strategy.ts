@@ -42,9 +42,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     if (!session || session.userId !== claims.sub || session.tenantId !== claims.tenantId) {
       throw DomainError.unauthorized('session expired or revoked');
     }
-    const acl = await this.cache.getAcl(claims.sub, claims.tenantId, () =>
-      this.resolver.resolve(claims.sub, claims.tenantId),
-    );
+    const acl = await this.cache.getAcl(claims.sub, claims.tenantId, () => this.resolver.resolve(claims.sub, claims.tenantId));
     return new AuthContext(claims.sub, claims.tenantId, claims.orgId ?? null, claims.sid, acl);
   }
 }

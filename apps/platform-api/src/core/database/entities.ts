@@ -10,4 +10,16 @@ import { UserAcl } from '../../modules/auth/user-acl.entity.js';
 import { Notification } from '../../modules/notifications/notification.entity.js';
 import { NotificationSettingsRow } from '../../modules/notifications/notification-settings.entity.js';
 
-export const PLATFORM_ENTITIES = [Tenant, Organization, User, Role, UserRole, RoleAcl, UserAcl, Session, AuthToken, Notification, NotificationSettingsRow];
+export const PLATFORM_ENTITIES = [
+  Tenant,
+  Organization,
+  User,
+  Role,
+  UserRole,
+  RoleAcl,
+  UserAcl,
+  Session,
+  AuthToken,
+  Notification,
+  NotificationSettingsRow,
+];

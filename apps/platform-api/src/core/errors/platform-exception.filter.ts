@@ -46,8 +46,6 @@ export class PlatformExceptionFilter implements ExceptionFilter {
 @Catch()
 export class OkFalseExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
-    sendError(host, exception, (error) =>
-      error.status === 429 ? platformErrorBody(error) : { ok: false, ...platformErrorBody(error) },
-    );
+    sendError(host, exception, (error) => (error.status === 429 ? platformErrorBody(error) : { ok: false, ...platformErrorBody(error) }));
   }
 }

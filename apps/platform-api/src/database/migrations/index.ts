@@ -7,4 +7,12 @@ import { Housekeeping1763860000000 } from './1763860000000-Housekeeping.js';
 import { Notifications1763830000000 } from './1763830000000-Notifications.js';
 
 /** Every migration, in order. Explicit imports: ESM builds have no glob loading. */
-export const PLATFORM_MIGRATIONS = [AccountsFoundation1763780000000, AccessControl1763790000000, AuditLogs1763810000000, Notifications1763830000000, AuditWritePath1763840000000, Housekeeping1763860000000, AuthTokenSealedLink1763870000000];
+export const PLATFORM_MIGRATIONS = [
+  AccountsFoundation1763780000000,
+  AccessControl1763790000000,
+  AuditLogs1763810000000,
+  Notifications1763830000000,
+  AuditWritePath1763840000000,
+  Housekeeping1763860000000,
+  AuthTokenSealedLink1763870000000,
+];

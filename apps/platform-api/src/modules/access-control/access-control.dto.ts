@@ -1,18 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsBoolean,
-  IsInt,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  IsUUID,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { trimString } from '../../core/http/common.dto.js';
 
 export const ROLE_NAME_MAX_LENGTH = 100;
@@ -30,16 +18,31 @@ const trimEach = ({ value }: { value: unknown }) =>
 
 export class ListRolesQuery {
   @ApiPropertyOptional({ format: 'uuid', description: 'Only the role with this id.' })
-  @IsOptional() @IsUUID() id?: string;
+  @IsOptional()
+  @IsUUID()
+  id?: string;
 
   @ApiPropertyOptional({ minimum: 1, maximum: ROLES_PAGE_MAX, default: 1 })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(ROLES_PAGE_MAX) page?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(ROLES_PAGE_MAX)
+  page?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: ROLES_PAGE_SIZE_MAX, default: ROLES_PAGE_SIZE_DEFAULT })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(ROLES_PAGE_SIZE_MAX) pageSize?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(ROLES_PAGE_SIZE_MAX)
+  pageSize?: number;
 
   @ApiPropertyOptional({ description: 'Case-insensitive substring of the role name.', maxLength: 200 })
-  @IsOptional() @IsString() @MaxLength(200) search?: string;
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  search?: string;
 
   @ApiPropertyOptional({
     format: 'uuid',
@@ -47,12 +50,22 @@ export class ListRolesQuery {
       'The roles usable in this tenant: its own roles plus the global roles, with usersCount counted in that tenant. ' +
       'Only super administrators may name another tenant than their own; for anyone else such a filter yields an empty list.',
   })
-  @IsOptional() @IsUUID() tenantId?: string;
+  @IsOptional()
+  @IsUUID()
+  tenantId?: string;
 }
 
 export class CreateRoleDto {
-  @ApiProperty({ minLength: 1, maxLength: ROLE_NAME_MAX_LENGTH, description: 'Trimmed; unique (case-insensitive) per tenant, and among global roles.' })
-  @Transform(trimString) @IsString() @IsNotEmpty() @MaxLength(ROLE_NAME_MAX_LENGTH) name: string;
+  @ApiProperty({
+    minLength: 1,
+    maxLength: ROLE_NAME_MAX_LENGTH,
+    description: 'Trimmed; unique (case-insensitive) per tenant, and among global roles.',
+  })
+  @Transform(trimString)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(ROLE_NAME_MAX_LENGTH)
+  name: string;
 
   @ApiPropertyOptional({
     format: 'uuid',
@@ -61,14 +74,21 @@ export class CreateRoleDto {
       'Owning tenant. Super administrators: omitted or null creates a global role, any existing tenant may be named. ' +
       'Everyone else: omitted means the caller’s own tenant, naming another tenant is 403 (only super administrators create global roles).',
   })
-  @IsOptional() @IsUUID() tenantId?: string | null;
+  @IsOptional()
+  @IsUUID()
+  tenantId?: string | null;
 }
 
 export class UpdateRoleDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() id: string;
 
   @ApiPropertyOptional({ minLength: 1, maxLength: ROLE_NAME_MAX_LENGTH, description: 'New name (trimmed); omitted keeps the name.' })
-  @IsOptional() @Transform(trimString) @IsString() @IsNotEmpty() @MaxLength(ROLE_NAME_MAX_LENGTH) name?: string;
+  @IsOptional()
+  @Transform(trimString)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(ROLE_NAME_MAX_LENGTH)
+  name?: string;
 }
 
 export class RoleIdQuery {
@@ -78,8 +98,14 @@ export class RoleIdQuery {
 export class RoleAclQuery {
   @ApiProperty({ format: 'uuid' }) @IsUUID() roleId: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'Tenant whose ACL of the role to read; default the caller’s. Only super administrators may name another tenant (404 otherwise).' })
-  @IsOptional() @IsUUID() tenantId?: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      'Tenant whose ACL of the role to read; default the caller’s. Only super administrators may name another tenant (404 otherwise).',
+  })
+  @IsOptional()
+  @IsUUID()
+  tenantId?: string;
 }
 
 export class UserAclQuery {
@@ -89,13 +115,23 @@ export class UserAclQuery {
 export class UpdateRoleAclDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() roleId: string;
 
-  @ApiProperty({ type: [String], maxItems: ACL_FEATURES_MAX, description: 'Feature ids or wildcards (`x.*`, `*`); replaces the stored list.' })
+  @ApiProperty({
+    type: [String],
+    maxItems: ACL_FEATURES_MAX,
+    description: 'Feature ids or wildcards (`x.*`, `*`); replaces the stored list.',
+  })
   @Transform(trimEach)
-  @IsArray() @ArrayMaxSize(ACL_FEATURES_MAX) @IsString({ each: true }) @IsNotEmpty({ each: true }) @MaxLength(FEATURE_ID_MAX_LENGTH, { each: true })
+  @IsArray()
+  @ArrayMaxSize(ACL_FEATURES_MAX)
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true })
+  @MaxLength(FEATURE_ID_MAX_LENGTH, { each: true })
   features: string[];
 
   @ApiPropertyOptional({ default: false, description: 'Only a super administrator may set it (403 otherwise).' })
-  @IsOptional() @IsBoolean() isSuperAdmin?: boolean;
+  @IsOptional()
+  @IsBoolean()
+  isSuperAdmin?: boolean;
 
   @ApiPropertyOptional({
     type: [String],
@@ -105,23 +141,41 @@ export class UpdateRoleAclDto {
       'Organization ids of the tenant the role is restricted to; null: no restriction; omitted: the caller’s own restriction ' +
       '(no restriction for an unrestricted caller). A caller restricted to organizations may only name those (403 otherwise).',
   })
-  @IsOptional() @IsArray() @ArrayMaxSize(ACL_ORGANIZATIONS_MAX) @IsUUID(undefined, { each: true })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(ACL_ORGANIZATIONS_MAX)
+  @IsUUID(undefined, { each: true })
   organizations?: string[] | null;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'Tenant whose ACL of the role to replace; default the caller’s. Only super administrators may name another tenant (404 otherwise).' })
-  @IsOptional() @IsUUID() tenantId?: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      'Tenant whose ACL of the role to replace; default the caller’s. Only super administrators may name another tenant (404 otherwise).',
+  })
+  @IsOptional()
+  @IsUUID()
+  tenantId?: string;
 }
 
 export class UpdateUserAclDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() userId: string;
 
   @ApiPropertyOptional({ type: [String], maxItems: ACL_FEATURES_MAX, description: 'Replaces the stored features; omitted keeps them.' })
-  @IsOptional() @Transform(trimEach)
-  @IsArray() @ArrayMaxSize(ACL_FEATURES_MAX) @IsString({ each: true }) @IsNotEmpty({ each: true }) @MaxLength(FEATURE_ID_MAX_LENGTH, { each: true })
+  @IsOptional()
+  @Transform(trimEach)
+  @IsArray()
+  @ArrayMaxSize(ACL_FEATURES_MAX)
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true })
+  @MaxLength(FEATURE_ID_MAX_LENGTH, { each: true })
   features?: string[];
 
-  @ApiPropertyOptional({ description: 'Omitted keeps the stored value. Coerced to false (sanitized) unless the caller is a super administrator.' })
-  @IsOptional() @IsBoolean() isSuperAdmin?: boolean;
+  @ApiPropertyOptional({
+    description: 'Omitted keeps the stored value. Coerced to false (sanitized) unless the caller is a super administrator.',
+  })
+  @IsOptional()
+  @IsBoolean()
+  isSuperAdmin?: boolean;
 
   @ApiPropertyOptional({
     type: [String],
@@ -131,7 +185,10 @@ export class UpdateUserAclDto {
       'Organization ids of the user’s tenant; null: no restriction; omitted keeps the stored value (no stored ACL: the ' +
       'caller’s own restriction). A caller restricted to organizations gets the result narrowed to those (sanitized).',
   })
-  @IsOptional() @IsArray() @ArrayMaxSize(ACL_ORGANIZATIONS_MAX) @IsUUID(undefined, { each: true })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(ACL_ORGANIZATIONS_MAX)
+  @IsUUID(undefined, { each: true })
   organizations?: string[] | null;
 }
 
@@ -140,7 +197,11 @@ export class UpdateUserAclDto {
 export class RoleItemDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() name: string;
-  @ApiProperty({ type: 'integer', description: 'Memberships of users that are not deleted (for a global role: in the listed tenant; all tenants for a super administrator without a tenantId filter).' })
+  @ApiProperty({
+    type: 'integer',
+    description:
+      'Memberships of users that are not deleted (for a global role: in the listed tenant; all tenants for a super administrator without a tenantId filter).',
+  })
   usersCount: number;
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'null: global role' }) tenantId: string | null;
   @ApiProperty({ type: String, nullable: true }) tenantName: string | null;
@@ -156,7 +217,10 @@ export class RoleListDto {
 
 export class AclWriteResultDto {
   @ApiProperty({ type: Boolean, example: true }) ok: true;
-  @ApiProperty({ description: 'True when features the caller may not grant were dropped, isSuperAdmin coerced to false, or organizations narrowed to the caller’s restriction.' })
+  @ApiProperty({
+    description:
+      'True when features the caller may not grant were dropped, isSuperAdmin coerced to false, or organizations narrowed to the caller’s restriction.',
+  })
   sanitized: boolean;
 }
 

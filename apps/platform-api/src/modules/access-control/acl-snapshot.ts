@@ -16,7 +16,11 @@ import { restoreRole, snapshotRole } from './role-snapshot.js';
  * A role ACL write is recorded as the role (`snapshotRole`) with its ACL and members in the tenant
  * whose ACL is written (the command's scope): never another tenant's of a global role.
  */
-export async function snapshotRoleForAcl(tx: EntityManager, roleId: string, options: { tenantId?: string | null } = {}): Promise<Snapshot | null> {
+export async function snapshotRoleForAcl(
+  tx: EntityManager,
+  roleId: string,
+  options: { tenantId?: string | null } = {},
+): Promise<Snapshot | null> {
   await tx.query('SELECT 1 FROM roles WHERE id = $1 FOR NO KEY UPDATE', [roleId]);
   return snapshotRole(tx, roleId, { tenantId: options.tenantId ?? null });
 }
@@ -63,10 +67,10 @@ export async function restoreRoleAcls(
 export async function snapshotUserAcl(tx: EntityManager, userId: string): Promise<Snapshot | null> {
   const [user] = await tx.query('SELECT tenant_id FROM users WHERE id = $1 FOR NO KEY UPDATE', [userId]);
   if (!user) return null;
-  const [acl] = await tx.query(
-    'SELECT is_super_admin, features, organizations FROM user_acls WHERE tenant_id = $1 AND user_id = $2',
-    [user.tenant_id, userId],
-  );
+  const [acl] = await tx.query('SELECT is_super_admin, features, organizations FROM user_acls WHERE tenant_id = $1 AND user_id = $2', [
+    user.tenant_id,
+    userId,
+  ]);
   if (!acl) return null;
   return {
     userId,

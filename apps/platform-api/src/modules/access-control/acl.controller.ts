@@ -41,7 +41,8 @@ export class AclController {
     description:
       'The ACL of the role (the caller’s tenant role, or a global role) in `tenantId` (default: the caller’s tenant; ' +
       'only super administrators may name another, 404 otherwise). A role without an ACL in that tenant answers ' +
-      '`{isSuperAdmin: false, features: [], organizations: null}`. ' + GRANT_BOUNDARY,
+      '`{isSuperAdmin: false, features: [], organizations: null}`. ' +
+      GRANT_BOUNDARY,
   })
   @ApiOkResponse({ type: RoleAclDto })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Missing or invalid roleId or tenantId.' })
@@ -59,7 +60,8 @@ export class AclController {
       'Replaces features, isSuperAdmin (omitted: false) and organizations of the role in `tenantId` (default the ' +
       'caller’s tenant). Organizations: null is no restriction; omitted is the caller’s own restriction (no restriction ' +
       'for an unrestricted caller), so a caller restricted to organizations never lifts it by omission, and its null ' +
-      'or any organization outside its restriction is 403. Organizations must belong to that tenant (400). ' + GRANT_BOUNDARY +
+      'or any organization outside its restriction is 403. Organizations must belong to that tenant (400). ' +
+      GRANT_BOUNDARY +
       'A request beyond the boundary is refused as a whole with 403, so `sanitized` is always false here. ' +
       'Takes effect on the next request of every holder of the role. Recorded in the action log (command ' +
       '`auth.roles.acl.update`, resource `auth.role`); the response carries `X-Undo-Token`, whose undo restores the ' +
@@ -82,7 +84,8 @@ export class AclController {
       'The custom ACL of the user in the user’s tenant. A user of another tenant, or (for a caller restricted to ' +
       'organizations) a user outside those organizations or in none, is 404 as if it did not exist, except for super ' +
       'administrators. Without one: `{isSuperAdmin: false, features: [], organizations: null, hasCustomAcl: false}` ' +
-      '(the user’s role ACLs apply). ' + GRANT_BOUNDARY,
+      '(the user’s role ACLs apply). ' +
+      GRANT_BOUNDARY,
   })
   @ApiOkResponse({ type: UserAclDto })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Missing or invalid userId.' })

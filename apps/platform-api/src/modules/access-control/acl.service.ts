@@ -55,7 +55,10 @@ export class AclService {
    * PUT /auth/roles/acl: recorded as the role with its ACL and members in the tenant whose ACL is
    * written (never the other tenants' of a global role); undo restores that ACL.
    */
-  private readonly roleAclCommand: CommandDefinition<{ roleId: string; tenantId?: string; requested: StoredAcl }, { ok: true; sanitized: false }> = {
+  private readonly roleAclCommand: CommandDefinition<
+    { roleId: string; tenantId?: string; requested: StoredAcl },
+    { ok: true; sanitized: false }
+  > = {
     id: 'auth.roles.acl.update',
     label: 'Edit role ACL',
     actionType: 'edit',
@@ -132,7 +135,13 @@ export class AclService {
     if (!role) throw DomainError.notFound('role not found');
     const acl = await this.acls.roleAcl(db, scope, role.id);
     assertMayManage(auth, acl);
-    this.accessLog.record(auth, { resourceKind: 'auth.role_acl', resourceId: role.id, accessType: 'read', fields: ACL_FIELDS, context: { tenantId: scope } });
+    this.accessLog.record(auth, {
+      resourceKind: 'auth.role_acl',
+      resourceId: role.id,
+      accessType: 'read',
+      fields: ACL_FIELDS,
+      context: { tenantId: scope },
+    });
     return acl ?? NO_ACL;
   }
 
@@ -156,7 +165,13 @@ export class AclService {
     const user = await this.findUser(db, auth, userId);
     const custom = await this.acls.userAcl(db, user.tenantId, user.id);
     await this.assertTargetManageable(db, auth, user, custom);
-    this.accessLog.record(auth, { resourceKind: 'auth.user_acl', resourceId: user.id, accessType: 'read', fields: [...ACL_FIELDS, 'hasCustomAcl'], context: { tenantId: user.tenantId } });
+    this.accessLog.record(auth, {
+      resourceKind: 'auth.user_acl',
+      resourceId: user.id,
+      accessType: 'read',
+      fields: [...ACL_FIELDS, 'hasCustomAcl'],
+      context: { tenantId: user.tenantId },
+    });
     return custom ? { ...custom, hasCustomAcl: true } : { ...NO_ACL, hasCustomAcl: false };
   }
 
@@ -202,7 +217,9 @@ export class AclService {
     const user = await this.findUser(tx, auth, plan.resourceId);
     await this.assertTargetManageable(tx, auth, user, plan.current && aclOf(plan.current));
     if (plan.target && checkGrant(auth, aclOf(plan.target)).exceeded) {
-      throw DomainError.forbidden('cannot restore an ACL that grants super administrator access, features or organizations beyond your own');
+      throw DomainError.forbidden(
+        'cannot restore an ACL that grants super administrator access, features or organizations beyond your own',
+      );
     }
   }
 
@@ -239,7 +256,9 @@ function authorizeRoleAclRestore(auth: AuthContext, plan: RestorePlan): void {
     if (tenantId !== auth.tenantId) throw DomainError.forbidden('only a super administrator may change a role’s ACL in another tenant');
     assertMayManage(auth, current);
     if (target && checkGrant(auth, target).exceeded) {
-      throw DomainError.forbidden('cannot restore an ACL that grants super administrator access, features or organizations beyond your own');
+      throw DomainError.forbidden(
+        'cannot restore an ACL that grants super administrator access, features or organizations beyond your own',
+      );
     }
   }
 }

@@ -95,10 +95,10 @@ export class AclsRepository {
   /** Those of `ids` that are not organizations of the tenant. */
   async foreignOrganizations(db: Queryable, tenantId: string, ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows: { id: string }[] = await db.query(
-      'SELECT id FROM organizations WHERE tenant_id = $1 AND id = ANY($2::uuid[])',
-      [tenantId, ids],
-    );
+    const rows: { id: string }[] = await db.query('SELECT id FROM organizations WHERE tenant_id = $1 AND id = ANY($2::uuid[])', [
+      tenantId,
+      ids,
+    ]);
     const known = new Set(rows.map((r) => r.id));
     return ids.filter((id) => !known.has(id));
   }

@@ -27,10 +27,11 @@ export async function snapshotRole(
   roleId: string,
   options: { forUpdate?: boolean; tenantId?: string | null } = {},
 ): Promise<Snapshot | null> {
-  const [row] = await preparedQuery<{ snapshot: Snapshot }>(tx, `${ROLE_SNAPSHOT_SQL} ${options.forUpdate ? 'FOR NO KEY UPDATE OF r' : ''}`, [
-    roleId,
-    options.tenantId ?? null,
-  ]);
+  const [row] = await preparedQuery<{ snapshot: Snapshot }>(
+    tx,
+    `${ROLE_SNAPSHOT_SQL} ${options.forUpdate ? 'FOR NO KEY UPDATE OF r' : ''}`,
+    [roleId, options.tenantId ?? null],
+  );
   return (row?.snapshot as Snapshot | undefined) ?? null;
 }
 
@@ -39,7 +40,12 @@ export async function snapshotRole(
  * tenants when unscoped); null deletes it (cascading). A scoped snapshot never deletes a global role:
  * it does not hold the other tenants' ACLs and members that go with it.
  */
-export async function restoreRole(tx: EntityManager, roleId: string, snapshot: Snapshot | null, scope: SnapshotScope = { tenantId: null }): Promise<void> {
+export async function restoreRole(
+  tx: EntityManager,
+  roleId: string,
+  snapshot: Snapshot | null,
+  scope: SnapshotScope = { tenantId: null },
+): Promise<void> {
   const tenantId = scope.tenantId;
   if (!snapshot) {
     await tx.query('DELETE FROM roles WHERE id = $1 AND ($2::uuid IS NULL OR tenant_id = $2::uuid)', [roleId, tenantId]);

@@ -121,10 +121,11 @@ export class RolesRepository {
   }
 
   async rename(db: Queryable, role: RoleRow, name: string): Promise<void> {
-    await db.query(
-      `UPDATE roles SET name = $3, updated_at = now() WHERE id = $1 AND tenant_id IS NOT DISTINCT FROM $2`,
-      [role.id, role.tenantId, name],
-    );
+    await db.query(`UPDATE roles SET name = $3, updated_at = now() WHERE id = $1 AND tenant_id IS NOT DISTINCT FROM $2`, [
+      role.id,
+      role.tenantId,
+      name,
+    ]);
   }
 
   /** Memberships of users that are not deleted; a tenant role's memberships all live in its tenant. */
@@ -144,4 +145,3 @@ export class RolesRepository {
     await db.query('DELETE FROM roles WHERE id = $1 AND tenant_id IS NOT DISTINCT FROM $2', [role.id, role.tenantId]);
   }
 }
-

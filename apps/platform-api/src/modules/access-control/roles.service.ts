@@ -157,12 +157,7 @@ export class RolesService {
   }
 
   /** The role, locked, if the caller may rename or delete it: 404 out of scope, 403 global or super-administrator role. */
-  private async findManageable(
-    tx: Queryable,
-    auth: AuthContext,
-    id: string,
-    lock: 'update' | 'no key update',
-  ): Promise<RoleRow> {
+  private async findManageable(tx: Queryable, auth: AuthContext, id: string, lock: 'update' | 'no key update'): Promise<RoleRow> {
     return this.checkManageable(tx, auth, await this.roles.findInScope(tx, id, auth.isSuperAdmin ? null : auth.tenantId, lock));
   }
 

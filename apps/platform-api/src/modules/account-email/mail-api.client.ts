@@ -18,7 +18,10 @@ export class MailApiClient {
   async send(message: AccountEmailPayload, idempotencyKey: string): Promise<{ delivered: 'mail-api' | 'log' }> {
     const { url, key, from } = this.config.mailApi;
     if (!key) {
-      this.logger.log({ to: message.to, subject: message.subject, kind: message.kind, text: message.text }, 'account email (no PLATFORM_MAIL_API_KEY: logged, not sent)');
+      this.logger.log(
+        { to: message.to, subject: message.subject, kind: message.kind, text: message.text },
+        'account email (no PLATFORM_MAIL_API_KEY: logged, not sent)',
+      );
       return { delivered: 'log' };
     }
     let response: Response;

@@ -31,13 +31,16 @@ const VISIBILITY =
   'entry of the tenant (within their organization restriction, if any) and `canViewTenant` is true; everyone else sees ' +
   'only the entries they made themselves. `actorUserId` naming anyone but the caller needs `audit_logs.view_tenant` ' +
   '(403 otherwise). ';
-const PAGING =
-  '`page`/`pageSize` page the result; when neither is given, the legacy `limit`/`offset` do (page = offset / limit + 1). ';
+const PAGING = '`page`/`pageSize` page the result; when neither is given, the legacy `limit`/`offset` do (page = offset / limit + 1). ';
 
 @ApiTags('audit_logs')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: AuditErrorDto, description: 'Not authenticated.' })
-@ApiForbiddenResponse({ type: AuditErrorDto, description: 'Missing feature, another actor named without audit_logs.view_tenant, an organization outside the caller’s access, or (undo, redo) the command’s features or grant boundary no longer met.' })
+@ApiForbiddenResponse({
+  type: AuditErrorDto,
+  description:
+    'Missing feature, another actor named without audit_logs.view_tenant, an organization outside the caller’s access, or (undo, redo) the command’s features or grant boundary no longer met.',
+})
 @Controller('audit_logs/audit-logs')
 export class AuditLogsController {
   constructor(private readonly audit: AuditLogsService) {}
@@ -47,7 +50,8 @@ export class AuditLogsController {
   @ApiOperation({
     summary: 'List action log entries',
     description:
-      VISIBILITY + PAGING +
+      VISIBILITY +
+      PAGING +
       'Newest first by default; `sortField` `user` sorts by actor name (else email), `action` by label, `field` by the ' +
       'first changed field; ties are newest first. `undoToken` is only shown on the caller’s own undoable entries made in ' +
       'its current organization context (the ones an undo accepts); `undoableOnly=true` lists exactly those. ' +
@@ -56,7 +60,10 @@ export class AuditLogsController {
       'ACL and members in the writer’s tenant), never what other tenants hold.',
   })
   @ApiOkResponse({ type: ActionLogPageDto })
-  @ApiBadRequestResponse({ type: AuditErrorDto, description: 'Invalid filter values (UUIDs, action types, booleans, ISO 8601 dates, limits).' })
+  @ApiBadRequestResponse({
+    type: AuditErrorDto,
+    description: 'Invalid filter values (UUIDs, action types, booleans, ISO 8601 dates, limits).',
+  })
   listActions(@CurrentAuth() auth: AuthContext, @Query() query: ListActionLogsQuery) {
     return this.audit.listActions(auth, query);
   }
@@ -70,7 +77,7 @@ export class AuditLogsController {
       'Same filters and sort as the list, no paging; `limit` default 1000, larger values are capped at 1000. Columns: ' +
       'When, User, Action, Resource (`kind:id`), Field, Old value, New value, Source; one row per changed field (an entry ' +
       'without changes: one row with empty Field and values); values that are not strings are JSON. A cell that begins ' +
-      'with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with a single quote `\'` so spreadsheets never ' +
+      "with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with a single quote `'` so spreadsheets never " +
       'evaluate it as a formula (OWASP CSV injection). Each export is recorded in the access log (`export`).',
   })
   @ApiProduces('text/csv')
@@ -125,7 +132,8 @@ export class AuditLogsController {
   @ApiOperation({
     summary: 'List access log entries',
     description:
-      VISIBILITY + PAGING +
+      VISIBILITY +
+      PAGING +
       'Newest first. Reads of users, roles, role and user ACLs and consents are recorded (`read`, `read:list`), and action ' +
       'log exports (`export`); entries are written in batches within about a quarter of a second of the read. ' +
       '`pageSize` default 50, at most 200.',

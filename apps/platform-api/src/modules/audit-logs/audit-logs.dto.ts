@@ -52,8 +52,13 @@ const ISO = { strict: true, strictSeparator: true };
 
 /** The filters the action list and the CSV export share. */
 export class ActionLogFilterQuery {
-  @ApiPropertyOptional({ format: 'uuid', description: 'Only entries recorded in this organization (403 outside the caller’s organization restriction).' })
-  @IsOptional() @IsUUID() organizationId?: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'Only entries recorded in this organization (403 outside the caller’s organization restriction).',
+  })
+  @IsOptional()
+  @IsUUID()
+  organizationId?: string;
 
   @ApiPropertyOptional({
     type: String,
@@ -62,21 +67,45 @@ export class ActionLogFilterQuery {
       'another actor than themselves gets 403.',
     example: '5b6c9a8e-1f2d-4c3b-9a7e-0d1c2b3a4f5e,0d1c2b3a-9a7e-4c3b-8f2d-5b6c9a8e1f2d',
   })
-  @IsOptional() @Transform(commaList) @ArrayMaxSize(LIST_ITEMS_MAX) @IsUUID(undefined, { each: true })
+  @IsOptional()
+  @Transform(commaList)
+  @ArrayMaxSize(LIST_ITEMS_MAX)
+  @IsUUID(undefined, { each: true })
   actorUserId?: string[];
 
   @ApiPropertyOptional({ maxLength: 100, example: 'auth.role' })
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100) resourceKind?: string;
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
+  resourceKind?: string;
 
   @ApiPropertyOptional({ format: 'uuid' })
-  @IsOptional() @IsUUID() resourceId?: string;
+  @IsOptional()
+  @IsUUID()
+  resourceId?: string;
 
-  @ApiPropertyOptional({ type: String, description: 'One of `create`, `edit`, `delete`, `assign`, or a comma-separated list.', example: 'create,delete' })
-  @IsOptional() @Transform(commaList) @ArrayMaxSize(ACTION_TYPES.length) @IsIn(ACTION_TYPES, { each: true })
+  @ApiPropertyOptional({
+    type: String,
+    description: 'One of `create`, `edit`, `delete`, `assign`, or a comma-separated list.',
+    example: 'create,delete',
+  })
+  @IsOptional()
+  @Transform(commaList)
+  @ArrayMaxSize(ACTION_TYPES.length)
+  @IsIn(ACTION_TYPES, { each: true })
   actionType?: string[];
 
-  @ApiPropertyOptional({ type: String, description: 'Entries that changed any of these fields (one name or a comma-separated list).', example: 'name,acls' })
-  @IsOptional() @Transform(commaList) @ArrayMaxSize(LIST_ITEMS_MAX) @IsString({ each: true }) @MaxLength(100, { each: true })
+  @ApiPropertyOptional({
+    type: String,
+    description: 'Entries that changed any of these fields (one name or a comma-separated list).',
+    example: 'name,acls',
+  })
+  @IsOptional()
+  @Transform(commaList)
+  @ArrayMaxSize(LIST_ITEMS_MAX)
+  @IsString({ each: true })
+  @MaxLength(100, { each: true })
   fieldName?: string[];
 
   @ApiPropertyOptional({
@@ -85,87 +114,200 @@ export class ActionLogFilterQuery {
       'With `resourceId`: also the entries of child entities whose parentResourceId is it (and whose parentResourceKind ' +
       'is `resourceKind`, when given). Ignored without `resourceId`.',
   })
-  @IsOptional() @Transform(booleanParam) @IsBoolean() includeRelated?: boolean;
+  @IsOptional()
+  @Transform(booleanParam)
+  @IsBoolean()
+  includeRelated?: boolean;
 
-  @ApiPropertyOptional({ type: Boolean, description: 'Only entries the caller can undo: its own, made in its current organization context, that still carry an undo token (state `done` or `redone`); for tenant viewers too, so every listed entry has its `undoToken`.' })
-  @IsOptional() @Transform(booleanParam) @IsBoolean() undoableOnly?: boolean;
+  @ApiPropertyOptional({
+    type: Boolean,
+    description:
+      'Only entries the caller can undo: its own, made in its current organization context, that still carry an undo token (state `done` or `redone`); for tenant viewers too, so every listed entry has its `undoToken`.',
+  })
+  @IsOptional()
+  @Transform(booleanParam)
+  @IsBoolean()
+  undoableOnly?: boolean;
 
-  @ApiPropertyOptional({ enum: ACTION_SORT_FIELDS, default: 'createdAt', description: '`user`: actor name (else email); `action`: action label; `field`: first changed field. Ties: newest first.' })
-  @IsOptional() @IsIn(ACTION_SORT_FIELDS) sortField?: ActionSortField;
+  @ApiPropertyOptional({
+    enum: ACTION_SORT_FIELDS,
+    default: 'createdAt',
+    description: '`user`: actor name (else email); `action`: action label; `field`: first changed field. Ties: newest first.',
+  })
+  @IsOptional()
+  @IsIn(ACTION_SORT_FIELDS)
+  sortField?: ActionSortField;
 
   @ApiPropertyOptional({ enum: SORT_DIRECTIONS, default: 'desc' })
-  @IsOptional() @IsIn(SORT_DIRECTIONS) sortDir?: 'asc' | 'desc';
+  @IsOptional()
+  @IsIn(SORT_DIRECTIONS)
+  sortDir?: 'asc' | 'desc';
 
   @ApiPropertyOptional({ description: 'ISO 8601; entries created strictly before this instant.', example: '2025-11-22T00:00:00Z' })
-  @IsOptional() @IsISO8601(ISO) before?: string;
+  @IsOptional()
+  @IsISO8601(ISO)
+  before?: string;
 
   @ApiPropertyOptional({ description: 'ISO 8601; entries created at or after this instant.', example: '2025-11-01T00:00:00Z' })
-  @IsOptional() @IsISO8601(ISO) after?: string;
+  @IsOptional()
+  @IsISO8601(ISO)
+  after?: string;
 }
 
 export class ListActionLogsQuery extends ActionLogFilterQuery {
-  @ApiPropertyOptional({ type: Boolean, default: true, description: 'false skips counting: `total` and `totalPages` are null and `hasMore` tells whether a next page exists.' })
-  @IsOptional() @Transform(booleanParam) @IsBoolean() includeTotal?: boolean;
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: true,
+    description: 'false skips counting: `total` and `totalPages` are null and `hasMore` tells whether a next page exists.',
+  })
+  @IsOptional()
+  @Transform(booleanParam)
+  @IsBoolean()
+  includeTotal?: boolean;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: ACTIONS_LIMIT_MAX, default: ACTIONS_LIMIT_DEFAULT, description: 'Legacy paging with `offset`; ignored when `page` or `pageSize` is given. Above 1000 is 400.' })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(ACTIONS_LIMIT_MAX) limit?: number;
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: ACTIONS_LIMIT_MAX,
+    default: ACTIONS_LIMIT_DEFAULT,
+    description: 'Legacy paging with `offset`; ignored when `page` or `pageSize` is given. Above 1000 is 400.',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(ACTIONS_LIMIT_MAX)
+  limit?: number;
 
   @ApiPropertyOptional({ minimum: 0, default: 0, description: 'Legacy: entries to skip, with `limit`.' })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(LOG_OFFSET_MAX) offset?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(LOG_OFFSET_MAX)
+  offset?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: LOG_PAGE_MAX, default: 1 })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(LOG_PAGE_MAX) page?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(LOG_PAGE_MAX)
+  page?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: LOG_PAGE_SIZE_MAX, default: LOG_PAGE_SIZE_DEFAULT, description: 'Above 200 is 400.' })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(LOG_PAGE_SIZE_MAX) pageSize?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(LOG_PAGE_SIZE_MAX)
+  pageSize?: number;
 }
 
 export class ExportActionLogsQuery extends ActionLogFilterQuery {
-  @ApiPropertyOptional({ minimum: 1, default: EXPORT_LIMIT_MAX, description: 'Entries exported (newest first by default); capped at 1000.' })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) limit?: number;
+  @ApiPropertyOptional({
+    minimum: 1,
+    default: EXPORT_LIMIT_MAX,
+    description: 'Entries exported (newest first by default); capped at 1000.',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  limit?: number;
 }
 
 export class ListAccessLogsQuery {
-  @ApiPropertyOptional({ format: 'uuid', description: 'Only reads made in this organization (403 outside the caller’s organization restriction).' })
-  @IsOptional() @IsUUID() organizationId?: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'Only reads made in this organization (403 outside the caller’s organization restriction).',
+  })
+  @IsOptional()
+  @IsUUID()
+  organizationId?: string;
 
-  @ApiPropertyOptional({ type: String, description: 'One UUID or a comma-separated list; tenant administrators only (403 for anyone else naming another actor).' })
-  @IsOptional() @Transform(commaList) @ArrayMaxSize(LIST_ITEMS_MAX) @IsUUID(undefined, { each: true })
+  @ApiPropertyOptional({
+    type: String,
+    description: 'One UUID or a comma-separated list; tenant administrators only (403 for anyone else naming another actor).',
+  })
+  @IsOptional()
+  @Transform(commaList)
+  @ArrayMaxSize(LIST_ITEMS_MAX)
+  @IsUUID(undefined, { each: true })
   actorUserId?: string[];
 
   @ApiPropertyOptional({ maxLength: 100, example: 'auth.user' })
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100) resourceKind?: string;
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
+  resourceKind?: string;
 
   @ApiPropertyOptional({ maxLength: 50, description: '`read`, `read:list` or `export`.', example: 'read:list' })
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(50) accessType?: string;
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(50)
+  accessType?: string;
 
   @ApiPropertyOptional({ minimum: 1, maximum: LOG_PAGE_MAX, default: 1 })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(LOG_PAGE_MAX) page?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(LOG_PAGE_MAX)
+  page?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: LOG_PAGE_SIZE_MAX, default: LOG_PAGE_SIZE_DEFAULT, description: 'Above 200 is 400.' })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(LOG_PAGE_SIZE_MAX) pageSize?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(LOG_PAGE_SIZE_MAX)
+  pageSize?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: ACTIONS_LIMIT_MAX, description: 'Legacy paging with `offset`; ignored when `page` or `pageSize` is given.' })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(ACTIONS_LIMIT_MAX) limit?: number;
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: ACTIONS_LIMIT_MAX,
+    description: 'Legacy paging with `offset`; ignored when `page` or `pageSize` is given.',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(ACTIONS_LIMIT_MAX)
+  limit?: number;
 
   @ApiPropertyOptional({ minimum: 0, default: 0 })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(LOG_OFFSET_MAX) offset?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(LOG_OFFSET_MAX)
+  offset?: number;
 
   @ApiPropertyOptional({ description: 'ISO 8601; reads strictly before this instant.' })
-  @IsOptional() @IsISO8601(ISO) before?: string;
+  @IsOptional()
+  @IsISO8601(ISO)
+  before?: string;
 
   @ApiPropertyOptional({ description: 'ISO 8601; reads at or after this instant.' })
-  @IsOptional() @IsISO8601(ISO) after?: string;
+  @IsOptional()
+  @IsISO8601(ISO)
+  after?: string;
 }
 
 export class UndoActionDto {
   @ApiProperty({ description: 'The `X-Undo-Token` of the caller’s latest undoable entry.', maxLength: 200 })
-  @IsString() @IsNotEmpty() @MaxLength(200) undoToken: string;
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  undoToken: string;
 }
 
 export class RedoActionDto {
   @ApiProperty({ format: 'uuid', description: 'Id of the caller’s latest undone entry.' })
-  @IsUUID() logId: string;
+  @IsUUID()
+  logId: string;
 }
 
 // ---- responses (OpenAPI) ----------------------------------------------------------------------
@@ -179,7 +321,8 @@ export class ActionLogEntryDto {
   @ApiProperty(NULLABLE_STRING) actionLabel: string | null;
   @ApiProperty({ enum: ACTION_TYPES }) actionType: string;
   @ApiProperty({ enum: ['done', 'undoing', 'undone', 'failed', 'redone'] }) executionState: string;
-  @ApiProperty({ enum: ['api', 'undo', 'redo'], description: '`undo`/`redo`: the entry records an undo or redo of another entry.' }) source: string;
+  @ApiProperty({ enum: ['api', 'undo', 'redo'], description: '`undo`/`redo`: the entry records an undo or redo of another entry.' })
+  source: string;
   @ApiProperty(NULLABLE_STRING) actorUserId: string | null;
   @ApiProperty({ ...NULLABLE_STRING, description: 'The actor’s name, else its email.' }) actorUserName: string | null;
   @ApiProperty(NULLABLE_STRING) tenantId: string | null;
@@ -190,7 +333,8 @@ export class ActionLogEntryDto {
   @ApiProperty(NULLABLE_STRING) resourceId: string | null;
   @ApiProperty(NULLABLE_STRING) parentResourceKind: string | null;
   @ApiProperty(NULLABLE_STRING) parentResourceId: string | null;
-  @ApiProperty({ ...NULLABLE_STRING, description: 'Only on the caller’s own entries that can still be undone; null otherwise.' }) undoToken: string | null;
+  @ApiProperty({ ...NULLABLE_STRING, description: 'Only on the caller’s own entries that can still be undone; null otherwise.' })
+  undoToken: string | null;
   @ApiProperty() createdAt: string;
   @ApiProperty() updatedAt: string;
   @ApiProperty(NULLABLE_OBJECT) snapshotBefore: Record<string, unknown> | null;

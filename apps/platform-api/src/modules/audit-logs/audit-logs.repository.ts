@@ -75,7 +75,16 @@ export interface ActionLogRow {
 /** What the CSV export needs of an entry (no snapshots). */
 export type ActionLogExportRow = Pick<
   ActionLogRow,
-  'id' | 'created_at' | 'actor_user_id' | 'actor_name' | 'command_id' | 'action_label' | 'resource_kind' | 'resource_id' | 'changes' | 'source'
+  | 'id'
+  | 'created_at'
+  | 'actor_user_id'
+  | 'actor_name'
+  | 'command_id'
+  | 'action_label'
+  | 'resource_kind'
+  | 'resource_id'
+  | 'changes'
+  | 'source'
 >;
 
 export interface AccessLogRow {
@@ -116,7 +125,9 @@ function actionWhere(f: ActionLogFilter): SqlWhere {
     const id = w.param(f.resourceId);
     if (f.resourceKind) {
       const kind = w.param(f.resourceKind);
-      w.raw(`((a.resource_kind = ${kind} AND a.resource_id = ${id}) OR (a.parent_resource_kind = ${kind} AND a.parent_resource_id = ${id}))`);
+      w.raw(
+        `((a.resource_kind = ${kind} AND a.resource_id = ${id}) OR (a.parent_resource_kind = ${kind} AND a.parent_resource_id = ${id}))`,
+      );
     } else {
       w.raw(`(a.resource_id = ${id} OR a.parent_resource_id = ${id})`);
     }
@@ -157,7 +168,13 @@ function orderTerms(sort: Sort): { terms: OrderTerm[]; needsActor: boolean } {
     case 'source':
       return { terms: [{ expr: 'a.source', dir }, ...tie], needsActor: false };
     default:
-      return { terms: [{ expr: 'a.created_at', dir }, { expr: 'a.id', dir }], needsActor: false };
+      return {
+        terms: [
+          { expr: 'a.created_at', dir },
+          { expr: 'a.id', dir },
+        ],
+        needsActor: false,
+      };
   }
 }
 

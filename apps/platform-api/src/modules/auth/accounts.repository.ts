@@ -64,7 +64,11 @@ export class AccountsRepository {
   }
 
   /** Sets the email and/or the password hash (null keeps the current one); the resulting email, or null if gone. */
-  async updateCredentials(tenantId: string, userId: string, change: { email: string | null; passwordHash: string | null }): Promise<string | null> {
+  async updateCredentials(
+    tenantId: string,
+    userId: string,
+    change: { email: string | null; passwordHash: string | null },
+  ): Promise<string | null> {
     const [rows]: [{ email: string }[], number] = await this.dataSource.query(
       `UPDATE users SET email = COALESCE($3, email), password_hash = COALESCE($4, password_hash), updated_at = now()
         WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL RETURNING email`,
@@ -74,7 +78,11 @@ export class AccountsRepository {
   }
 
   async setPassword(db: Queryable, tenantId: string, userId: string, passwordHash: string): Promise<void> {
-    await db.query('UPDATE users SET password_hash = $1, updated_at = now() WHERE id = $2 AND tenant_id = $3', [passwordHash, userId, tenantId]);
+    await db.query('UPDATE users SET password_hash = $1, updated_at = now() WHERE id = $2 AND tenant_id = $3', [
+      passwordHash,
+      userId,
+      tenantId,
+    ]);
   }
 
   async getLocale(tenantId: string, userId: string): Promise<string | null> {
@@ -83,6 +91,10 @@ export class AccountsRepository {
   }
 
   async setLocale(tenantId: string, userId: string, locale: string): Promise<void> {
-    await this.dataSource.query('UPDATE users SET locale = $3, updated_at = now() WHERE id = $1 AND tenant_id = $2', [userId, tenantId, locale]);
+    await this.dataSource.query('UPDATE users SET locale = $3, updated_at = now() WHERE id = $1 AND tenant_id = $2', [
+      userId,
+      tenantId,
+      locale,
+    ]);
   }
 }

@@ -19,7 +19,15 @@ export class AuthTokensRepository {
 
   async insert(
     db: Queryable,
-    row: { id: string; tenantId: string; userId: string; purpose: AuthTokenPurpose; tokenHash: string; sealedToken: string; ttlSeconds: number },
+    row: {
+      id: string;
+      tenantId: string;
+      userId: string;
+      purpose: AuthTokenPurpose;
+      tokenHash: string;
+      sealedToken: string;
+      ttlSeconds: number;
+    },
   ): Promise<{ expiresAt: Date }> {
     const [inserted] = await db.query(
       `INSERT INTO auth_tokens (id, tenant_id, user_id, purpose, token_hash, sealed_token, expires_at)

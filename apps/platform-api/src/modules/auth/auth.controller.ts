@@ -73,7 +73,10 @@ export class AuthController {
   @Public()
   @HttpCode(200)
   @UseFilters(OkFalseExceptionFilter)
-  @ApiOperation({ summary: 'API clients: refreshToken for a new access token (expiresIn in seconds). 401 once the session ended or its tenant was deactivated.' })
+  @ApiOperation({
+    summary:
+      'API clients: refreshToken for a new access token (expiresIn in seconds). 401 once the session ended or its tenant was deactivated.',
+  })
   async refresh(@Body() body: RefreshDto, @ClientIp() ip: string) {
     const { accessToken, expiresIn } = await this.auth.refreshWithRefreshToken(body.refreshToken, ip);
     return { ok: true, accessToken, expiresIn };
@@ -83,9 +86,15 @@ export class AuthController {
   @Public()
   @ApiOperation({
     summary: 'Browsers: session_token cookie for a fresh auth_token cookie, then 302 to a safe `redirect`.',
-    description: 'A safe redirect is a path on this site or a URL on an allowed origin, with no control characters or backslashes; anything else redirects to "/".',
+    description:
+      'A safe redirect is a path on this site or a URL on an allowed origin, with no control characters or backslashes; anything else redirects to "/".',
   })
-  async refreshViaCookie(@Req() req: Request, @Query('redirect') redirect: string | undefined, @ClientIp() ip: string, @Res() res: Response) {
+  async refreshViaCookie(
+    @Req() req: Request,
+    @Query('redirect') redirect: string | undefined,
+    @ClientIp() ip: string,
+    @Res() res: Response,
+  ) {
     const sessionToken = readCookie(req, SESSION_COOKIE);
     if (!sessionToken) throw DomainError.unauthorized('no session');
     const { accessToken, expiresIn } = await this.auth.refreshWithSessionToken(sessionToken, ip);

@@ -10,15 +10,24 @@ export class LoginDto {
   @ApiProperty() @IsEmail() @MaxLength(320) email: string;
   @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(PASSWORD_MAX_LENGTH) password: string;
   @ApiPropertyOptional({ description: 'Truthy: a 30-day session and a refreshToken in the body.' })
-  @IsOptional() @Transform(truthy) remember?: boolean;
+  @IsOptional()
+  @Transform(truthy)
+  remember?: boolean;
   @ApiPropertyOptional({
-    description: 'The tenant to log into. Without it, among the accounts with this email in active tenants, the oldest one that has a password is checked (one password verification per login).',
+    description:
+      'The tenant to log into. Without it, among the accounts with this email in active tenants, the oldest one that has a password is checked (one password verification per login).',
   })
-  @IsOptional() @IsUUID() tenantId?: string;
+  @IsOptional()
+  @IsUUID()
+  tenantId?: string;
   @ApiPropertyOptional({
-    description: 'Where the client wants to go after login; echoed as `redirect` when it is a path on this site or a URL on an allowed origin, else "/" (control characters and backslashes are never safe).',
+    description:
+      'Where the client wants to go after login; echoed as `redirect` when it is a path on this site or a URL on an allowed origin, else "/" (control characters and backslashes are never safe).',
   })
-  @IsOptional() @IsString() @MaxLength(2048) redirect?: string;
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  redirect?: string;
 }
 
 export class RefreshDto {
@@ -38,11 +47,18 @@ export class FeatureCheckDto {
 export class UpdateProfileDto {
   @ApiPropertyOptional({ description: 'New email (needs currentPassword).' }) @IsOptional() @IsEmail() @MaxLength(320) email?: string;
   @ApiPropertyOptional({ description: 'New password (needs currentPassword); ends the caller’s other sessions.' })
-  @IsOptional() @IsString() @MinLength(PASSWORD_MIN_LENGTH) @MaxLength(PASSWORD_MAX_LENGTH) password?: string;
+  @IsOptional()
+  @IsString()
+  @MinLength(PASSWORD_MIN_LENGTH)
+  @MaxLength(PASSWORD_MAX_LENGTH)
+  password?: string;
   @ApiPropertyOptional({
     description: 'The account’s current password: required to change email or password (400 when missing, 403 when wrong).',
   })
-  @IsOptional() @IsString() @MaxLength(PASSWORD_MAX_LENGTH) currentPassword?: string;
+  @IsOptional()
+  @IsString()
+  @MaxLength(PASSWORD_MAX_LENGTH)
+  currentPassword?: string;
 }
 
 export class LocaleDto {

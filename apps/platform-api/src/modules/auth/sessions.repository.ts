@@ -29,7 +29,16 @@ export class SessionsRepository {
     const [row] = await this.dataSource.query(
       `INSERT INTO sessions (tenant_id, user_id, session_token_hash, refresh_token_hash, remember, expires_at, ip, user_agent)
        VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6), $7, $8) RETURNING id, expires_at`,
-      [session.tenantId, session.userId, session.sessionTokenHash, session.refreshTokenHash, session.remember, session.ttlSeconds, session.ip, session.userAgent],
+      [
+        session.tenantId,
+        session.userId,
+        session.sessionTokenHash,
+        session.refreshTokenHash,
+        session.remember,
+        session.ttlSeconds,
+        session.ip,
+        session.userAgent,
+      ],
     );
     return { id: row.id, expiresAt: row.expires_at };
   }

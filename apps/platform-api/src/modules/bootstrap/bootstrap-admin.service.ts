@@ -37,10 +37,9 @@ export class BootstrapAdminService implements OnApplicationBootstrap {
     const passwordHash = await hashPassword(password);
     return this.dataSource.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK_KEY]);
-      const existing: { id: string }[] = await tx.query(
-        'SELECT id FROM users WHERE lower(email) = $1 AND deleted_at IS NULL LIMIT 1',
-        [normalizedEmail],
-      );
+      const existing: { id: string }[] = await tx.query('SELECT id FROM users WHERE lower(email) = $1 AND deleted_at IS NULL LIMIT 1', [
+        normalizedEmail,
+      ]);
       if (existing.length > 0) return { created: false, userId: existing[0].id };
 
       const tenantId = await this.findOrCreateDefaultTenant(tx.query.bind(tx));
@@ -65,11 +64,7 @@ export class BootstrapAdminService implements OnApplicationBootstrap {
          VALUES ($1, $2, $3, 'Administrator', $4) RETURNING id`,
         [tenantId, org.id, normalizedEmail, passwordHash],
       );
-      await tx.query(`INSERT INTO user_roles (user_id, role_id, tenant_id) VALUES ($1, $2, $3)`, [
-        user.id,
-        role.id,
-        tenantId,
-      ]);
+      await tx.query(`INSERT INTO user_roles (user_id, role_id, tenant_id) VALUES ($1, $2, $3)`, [user.id, role.id, tenantId]);
       return { created: true, userId: user.id as string };
     });
   }

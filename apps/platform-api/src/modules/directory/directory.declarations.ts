@@ -13,7 +13,12 @@ export const DIRECTORY_MODULE: ModuleDeclaration = {
       label: 'Directory',
       items: [
         { id: 'tenants', label: 'Tenants', href: '/backend/settings/tenants', requires: ['directory.tenants.manage'] },
-        { id: 'organizations', label: 'Organizations', href: '/backend/settings/organizations', requires: ['directory.organizations.manage'] },
+        {
+          id: 'organizations',
+          label: 'Organizations',
+          href: '/backend/settings/organizations',
+          requires: ['directory.organizations.manage'],
+        },
       ],
     },
   ],

@@ -16,14 +16,24 @@ export class DirectoryListQueryDto {
   @ApiPropertyOptional() @IsOptional() @IsUUID() id?: string;
   @ApiPropertyOptional({ default: 1, maximum: MAX_PAGE }) @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(MAX_PAGE) page?: number;
   @ApiPropertyOptional({ default: DEFAULT_PAGE_SIZE, maximum: MAX_PAGE_SIZE })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(MAX_PAGE_SIZE) pageSize?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  pageSize?: number;
   @ApiPropertyOptional({ description: 'Case-insensitive substring of the name (organizations: or the slug).' })
-  @IsOptional() @IsString() @MaxLength(NAME_MAX_LENGTH) search?: string;
+  @IsOptional()
+  @IsString()
+  @MaxLength(NAME_MAX_LENGTH)
+  search?: string;
 }
 
 export class OrganizationListQueryDto extends DirectoryListQueryDto {
   @ApiPropertyOptional({ description: 'Super administrators: filter by tenant. Others only ever see their own tenant.' })
-  @IsOptional() @IsUUID() tenantId?: string;
+  @IsOptional()
+  @IsUUID()
+  tenantId?: string;
 }
 
 export class IdQueryDto {
@@ -43,16 +53,24 @@ export class UpdateTenantDto {
 export class CreateOrganizationDto {
   @ApiProperty() @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(NAME_MAX_LENGTH) name: string;
   @ApiPropertyOptional({ pattern: SLUG_PATTERN.source, description: 'Omitted: derived from the name, suffixed -2, -3, ... to be unique.' })
-  @IsOptional() @IsString() @Matches(SLUG_PATTERN, { message: 'slug must match ^[a-z0-9][a-z0-9-]{0,62}$' }) slug?: string;
+  @IsOptional()
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: 'slug must match ^[a-z0-9][a-z0-9-]{0,62}$' })
+  slug?: string;
   @ApiPropertyOptional({ description: 'Default: the caller’s tenant; only a super administrator may name another.' })
-  @IsOptional() @IsUUID() tenantId?: string;
+  @IsOptional()
+  @IsUUID()
+  tenantId?: string;
 }
 
 export class UpdateOrganizationDto {
   @ApiProperty() @IsUUID() id: string;
   @ApiPropertyOptional() @IsOptional() @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(NAME_MAX_LENGTH) name?: string;
   @ApiPropertyOptional({ pattern: SLUG_PATTERN.source })
-  @IsOptional() @IsString() @Matches(SLUG_PATTERN, { message: 'slug must match ^[a-z0-9][a-z0-9-]{0,62}$' }) slug?: string;
+  @IsOptional()
+  @IsString()
+  @Matches(SLUG_PATTERN, { message: 'slug must match ^[a-z0-9][a-z0-9-]{0,62}$' })
+  slug?: string;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() isActive?: boolean;
 }
 

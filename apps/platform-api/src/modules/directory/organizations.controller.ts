@@ -34,7 +34,10 @@ export class OrganizationsController {
   }
 
   @Put()
-  @ApiOperation({ summary: 'Updates an organization ({id, name?, slug?, isActive?}; 200 {ok: true}); a taken slug is 400.', description: SCOPE })
+  @ApiOperation({
+    summary: 'Updates an organization ({id, name?, slug?, isActive?}; 200 {ok: true}); a taken slug is 400.',
+    description: SCOPE,
+  })
   update(@CurrentAuth() auth: AuthContext, @Body() body: UpdateOrganizationDto) {
     return this.organizations.update(auth, body);
   }

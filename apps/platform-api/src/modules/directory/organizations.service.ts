@@ -20,7 +20,6 @@ export interface OrganizationListItem {
 
 const SLUG_ATTEMPTS = 5;
 
-
 /**
  * Organization management, scoped to the caller's tenant (super administrators: every tenant).
  * Another tenant's organization is a 404; one outside the caller's organization restriction is a
@@ -84,7 +83,15 @@ export class OrganizationsService {
         `SELECT slug FROM organizations WHERE slug = $1 OR slug ~ ('^' || $1 || '-[0-9]+$')`,
         [base],
       );
-      const id = await this.insert(this.dataSource.manager, tenantId, input.name, lowestFreeSlug(base, taken.map((r) => r.slug)));
+      const id = await this.insert(
+        this.dataSource.manager,
+        tenantId,
+        input.name,
+        lowestFreeSlug(
+          base,
+          taken.map((r) => r.slug),
+        ),
+      );
       if (id) return { id };
     }
     throw DomainError.conflict('could not allocate a unique slug, try again');
@@ -115,10 +122,10 @@ export class OrganizationsService {
     return this.dataSource.transaction(async (tx) => {
       const [org] = await tx.query('SELECT tenant_id FROM organizations WHERE id = $1 FOR UPDATE', [id]);
       if (!org) throw DomainError.notFound('organization not found');
-      const [member] = await tx.query(
-        'SELECT 1 FROM users WHERE tenant_id = $1 AND organization_id = $2 AND deleted_at IS NULL LIMIT 1',
-        [org.tenant_id, id],
-      );
+      const [member] = await tx.query('SELECT 1 FROM users WHERE tenant_id = $1 AND organization_id = $2 AND deleted_at IS NULL LIMIT 1', [
+        org.tenant_id,
+        id,
+      ]);
       if (member) throw DomainError.badRequest('organization still has users');
       await tx.query('DELETE FROM organizations WHERE id = $1', [id]);
       return { ok: true as const };
@@ -126,10 +133,10 @@ export class OrganizationsService {
   }
 
   private async requireInScope(auth: AuthContext, id: string): Promise<void> {
-    const [org] = await this.dataSource.query(
-      'SELECT id FROM organizations WHERE id = $1 AND ($2::uuid IS NULL OR tenant_id = $2)',
-      [id, auth.isSuperAdmin ? null : auth.tenantId],
-    );
+    const [org] = await this.dataSource.query('SELECT id FROM organizations WHERE id = $1 AND ($2::uuid IS NULL OR tenant_id = $2)', [
+      id,
+      auth.isSuperAdmin ? null : auth.tenantId,
+    ]);
     if (!org) throw DomainError.notFound('organization not found');
     if (!auth.canAccessOrganization(id)) throw DomainError.forbidden('organization outside your access');
   }

@@ -30,7 +30,8 @@ export class TenantsController {
   @Put()
   @ApiOperation({
     summary: 'Updates a tenant ({id, name?, isActive?}; 200 {ok: true}).',
-    description: 'Non super administrators may rename only their own tenant (another is 404) and may not change isActive (403). Nobody may deactivate their own tenant (400). Deactivation ends every session of the tenant at once, on every instance (its tokens, refresh tokens and session cookies get 401, its event streams close) and refuses logins into it until it is re-activated.',
+    description:
+      'Non super administrators may rename only their own tenant (another is 404) and may not change isActive (403). Nobody may deactivate their own tenant (400). Deactivation ends every session of the tenant at once, on every instance (its tokens, refresh tokens and session cookies get 401, its event streams close) and refuses logins into it until it is re-activated.',
   })
   update(@CurrentAuth() auth: AuthContext, @Body() body: UpdateTenantDto) {
     return this.tenants.update(auth, body);
@@ -39,7 +40,8 @@ export class TenantsController {
   @Delete()
   @ApiOperation({
     summary: 'Deletes a tenant (?id=; 200 {ok: true}); super administrators only (403).',
-    description: '400 while users remain in it, or for the caller’s own tenant; 404 unknown. Its organizations, roles and settings are deleted with it.',
+    description:
+      '400 while users remain in it, or for the caller’s own tenant; 404 unknown. Its organizations, roles and settings are deleted with it.',
   })
   remove(@CurrentAuth() auth: AuthContext, @Query() query: IdQueryDto) {
     return this.tenants.remove(auth, query.id);

@@ -18,6 +18,10 @@ export class RecurringJobs {
     const name = PlatformMaintenanceJob.PurgeExpired;
     await this.queues
       .queue(PlatformQueue.Maintenance)
-      .upsertJobScheduler(name, { every: purgeExpiredEveryMs }, { name, opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } } });
+      .upsertJobScheduler(
+        name,
+        { every: purgeExpiredEveryMs },
+        { name, opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } } },
+      );
   }
 }

@@ -43,8 +43,14 @@ export function buildAdminNavLinks(declarations: readonly ModuleDeclaration[], a
       groups.set(group.group, [...(groups.get(group.group) ?? []), ...items]);
     }
   }
-  const settingsSections = visibleSections(declarations.flatMap((d) => d.settingsSections ?? []), allowed);
-  const profileSections = visibleSections(declarations.flatMap((d) => d.profileSections ?? []), allowed);
+  const settingsSections = visibleSections(
+    declarations.flatMap((d) => d.settingsSections ?? []),
+    allowed,
+  );
+  const profileSections = visibleSections(
+    declarations.flatMap((d) => d.profileSections ?? []),
+    allowed,
+  );
   return {
     groups: [...groups].filter(([, items]) => items.length > 0).map(([name, items]) => ({ name, items })),
     settingsSections,

@@ -12,7 +12,9 @@ export class NavigationController {
 
   @Get('features')
   @RequireFeatures('auth.acl.manage')
-  @ApiOperation({ summary: 'Feature catalogue: every feature declared by a module ({items: [{id, title, module}], modules: [{id, title}]}).' })
+  @ApiOperation({
+    summary: 'Feature catalogue: every feature declared by a module ({items: [{id, title, module}], modules: [{id, title}]}).',
+  })
   features() {
     return this.navigation.featureCatalogue();
   }

@@ -104,11 +104,19 @@ export class NotificationDispatchService {
       written += rows.length;
     }
     await this.writer.finishBatch(batch);
-    this.logger.log({ batchId: payload.batchId, target: target.kind, recipients: recipientIds.length, written }, 'notification fan-out done');
+    this.logger.log(
+      { batchId: payload.batchId, target: target.kind, recipients: recipientIds.length, written },
+      'notification fan-out done',
+    );
     return { recipients: recipientIds.length, written };
   }
 
-  private async enqueueFanOut(auth: AuthContext, target: NotificationFanOutTarget, content: NotificationContent, count: number): Promise<SentResult> {
+  private async enqueueFanOut(
+    auth: AuthContext,
+    target: NotificationFanOutTarget,
+    content: NotificationContent,
+    count: number,
+  ): Promise<SentResult> {
     const batch = newBatch(auth);
     if (count > 0) {
       const payload: NotificationFanOutPayload = {

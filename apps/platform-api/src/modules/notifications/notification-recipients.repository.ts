@@ -46,7 +46,10 @@ export class NotificationRecipientsRepository {
 
   /** A role of the tenant, or a global role. */
   async roleVisible(tenantId: string, roleId: string): Promise<boolean> {
-    const rows = await this.dataSource.query('SELECT 1 FROM roles WHERE id = $1 AND (tenant_id = $2 OR tenant_id IS NULL)', [roleId, tenantId]);
+    const rows = await this.dataSource.query('SELECT 1 FROM roles WHERE id = $1 AND (tenant_id = $2 OR tenant_id IS NULL)', [
+      roleId,
+      tenantId,
+    ]);
     return rows.length > 0;
   }
 

@@ -1,11 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import {
-  NotificationJob,
-  PlatformNotificationsQueue,
-  type NotificationContent,
-  type NotificationEmailPayload,
-} from '@app/contracts';
+import { NotificationJob, PlatformNotificationsQueue, type NotificationContent, type NotificationEmailPayload } from '@app/contracts';
 import { QueueService } from '@app/service-kit';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
 import { EventBus } from '../../core/events/event-bus.service.js';

@@ -37,8 +37,7 @@ import {
 } from './notifications.dto.js';
 import { NotificationsService } from './notifications.service.js';
 
-const NotificationId = () =>
-  Param('id', new ParseUUIDPipe({ exceptionFactory: () => DomainError.badRequest('invalid notification id') }));
+const NotificationId = () => Param('id', new ParseUUIDPipe({ exceptionFactory: () => DomainError.badRequest('invalid notification id') }));
 
 const SENDER_FIELDS =
   'Fields of every notification: type and severity (`info`, `warning`, `success`, `error`) required; title (default: ' +
@@ -73,7 +72,10 @@ export class NotificationsController {
 
   @Post()
   @RequireFeatures('notifications.create')
-  @ApiOperation({ summary: 'Notify one user', description: `${SENDER_FIELDS} Answers the existing notification’s id when groupKey deduplicated it.` })
+  @ApiOperation({
+    summary: 'Notify one user',
+    description: `${SENDER_FIELDS} Answers the existing notification’s id when groupKey deduplicated it.`,
+  })
   @ApiCreatedResponse({ type: NotificationCreatedDto })
   @ApiBadRequestResponse({ type: ErrorDto })
   @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing notifications.create.' })
@@ -84,7 +86,10 @@ export class NotificationsController {
 
   @Post('batch')
   @RequireFeatures('notifications.create')
-  @ApiOperation({ summary: 'Notify up to 1000 users', description: `${SENDER_FIELDS} Written before the response; count and ids are the notifications written.` })
+  @ApiOperation({
+    summary: 'Notify up to 1000 users',
+    description: `${SENDER_FIELDS} Written before the response; count and ids are the notifications written.`,
+  })
   @ApiCreatedResponse({ type: NotificationsSentDto })
   @ApiBadRequestResponse({ type: ErrorDto })
   @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing notifications.create.' })
@@ -136,7 +141,10 @@ export class NotificationsController {
 
   @Get('settings')
   @RequireFeatures('notifications.manage')
-  @ApiOperation({ summary: 'The tenant’s delivery settings', description: 'Defaults: database on, email off (from null: PLATFORM_MAIL_FROM, no subject prefix).' })
+  @ApiOperation({
+    summary: 'The tenant’s delivery settings',
+    description: 'Defaults: database on, email off (from null: PLATFORM_MAIL_FROM, no subject prefix).',
+  })
   @ApiOkResponse({ type: NotificationSettingsResponseDto })
   @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing notifications.manage.' })
   getSettings(@CurrentAuth() auth: AuthContext) {
@@ -157,7 +165,10 @@ export class NotificationsController {
   }
 
   @Put(':id/read')
-  @ApiOperation({ summary: 'Mark read', description: 'unread becomes read (readAt set); other statuses are kept. Another user’s id is 404.' })
+  @ApiOperation({
+    summary: 'Mark read',
+    description: 'unread becomes read (readAt set); other statuses are kept. Another user’s id is 404.',
+  })
   @ApiOkResponse({ type: NotificationChangedDto })
   @ApiNotFoundResponse({ type: ErrorDto, description: 'notification not found' })
   read(@CurrentAuth() auth: AuthContext, @NotificationId() id: string) {
@@ -165,7 +176,10 @@ export class NotificationsController {
   }
 
   @Put(':id/dismiss')
-  @ApiOperation({ summary: 'Dismiss', description: 'Dismissed notifications leave the list (see status=dismissed) and free their groupKey.' })
+  @ApiOperation({
+    summary: 'Dismiss',
+    description: 'Dismissed notifications leave the list (see status=dismissed) and free their groupKey.',
+  })
   @ApiOkResponse({ type: NotificationChangedDto })
   @ApiNotFoundResponse({ type: ErrorDto, description: 'notification not found' })
   dismiss(@CurrentAuth() auth: AuthContext, @NotificationId() id: string) {
@@ -175,7 +189,8 @@ export class NotificationsController {
   @Put(':id/restore')
   @ApiOperation({
     summary: 'Restore a dismissed notification',
-    description: 'To read (default) or to unread with `{status: "unread"}`. 409 when it is not dismissed, or when another notification with its groupKey is active.',
+    description:
+      'To read (default) or to unread with `{status: "unread"}`. 409 when it is not dismissed, or when another notification with its groupKey is active.',
   })
   @ApiOkResponse({ type: NotificationChangedDto })
   @ApiBadRequestResponse({ type: ErrorDto })

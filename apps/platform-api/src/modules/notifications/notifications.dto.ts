@@ -54,27 +54,49 @@ export class NotificationActionDto {
 /** What a sender may set on a notification (every target endpoint takes these). */
 export class NotificationFieldsDto {
   @ApiProperty({ maxLength: 200, example: 'orders.order.assigned' })
-  @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(200) type: string;
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  type: string;
 
   @ApiProperty({ enum: NOTIFICATION_SEVERITIES })
-  @IsIn(NOTIFICATION_SEVERITIES) severity: NotificationSeverity;
+  @IsIn(NOTIFICATION_SEVERITIES)
+  severity: NotificationSeverity;
 
   @ApiPropertyOptional({ maxLength: 500, description: 'Omitted: the titleKey, else the type.' })
-  @IsOptional() @IsString() @MaxLength(500) title?: string;
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  title?: string;
 
   @ApiPropertyOptional({ maxLength: 10_000, nullable: true }) @IsOptional() @IsString() @MaxLength(10_000) body?: string | null;
   @ApiPropertyOptional({ maxLength: 200, nullable: true, description: 'i18n key of the title.' })
-  @IsOptional() @IsString() @MaxLength(200) titleKey?: string | null;
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  titleKey?: string | null;
   @ApiPropertyOptional({ maxLength: 200, nullable: true, description: 'i18n key of the body.' })
-  @IsOptional() @IsString() @MaxLength(200) bodyKey?: string | null;
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  bodyKey?: string | null;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true })
-  @IsOptional() @IsObject() titleVariables?: Record<string, unknown> | null;
+  @IsOptional()
+  @IsObject()
+  titleVariables?: Record<string, unknown> | null;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true })
-  @IsOptional() @IsObject() bodyVariables?: Record<string, unknown> | null;
+  @IsOptional()
+  @IsObject()
+  bodyVariables?: Record<string, unknown> | null;
   @ApiPropertyOptional({ maxLength: 100, nullable: true }) @IsOptional() @IsString() @MaxLength(100) icon?: string | null;
 
   @ApiPropertyOptional({ type: [NotificationActionDto], maxItems: NOTIFICATION_ACTIONS_MAX, description: 'Action ids are unique.' })
-  @IsOptional() @IsArray() @ArrayMaxSize(NOTIFICATION_ACTIONS_MAX) @ValidateNested({ each: true }) @Type(() => NotificationActionDto)
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(NOTIFICATION_ACTIONS_MAX)
+  @ValidateNested({ each: true })
+  @Type(() => NotificationActionDto)
   actions?: NotificationActionDto[];
 
   @ApiPropertyOptional({ maxLength: 200, nullable: true }) @IsOptional() @IsString() @MaxLength(200) sourceModule?: string | null;
@@ -82,7 +104,10 @@ export class NotificationFieldsDto {
   @ApiPropertyOptional({ maxLength: 200, nullable: true }) @IsOptional() @IsString() @MaxLength(200) sourceEntityId?: string | null;
 
   @ApiPropertyOptional({ maxLength: 2000, nullable: true, description: 'A path starting with `/`, or an http(s) URL.' })
-  @IsOptional() @IsString() @MaxLength(2000) @Matches(SAFE_HREF, { message: 'linkHref must be a path starting with / or an http(s) URL' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  @Matches(SAFE_HREF, { message: 'linkHref must be a path starting with / or an http(s) URL' })
   linkHref?: string | null;
 
   @ApiPropertyOptional({
@@ -90,51 +115,86 @@ export class NotificationFieldsDto {
     nullable: true,
     description: 'A recipient who already has a notification with this groupKey that is not dismissed gets no new one.',
   })
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) groupKey?: string | null;
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  groupKey?: string | null;
 
-  @ApiPropertyOptional({ format: 'date-time', nullable: true, description: 'Must be in the future; expired notifications are no longer listed or counted.' })
-  @IsOptional() @IsISO8601({ strict: true }) expiresAt?: string | null;
+  @ApiPropertyOptional({
+    format: 'date-time',
+    nullable: true,
+    description: 'Must be in the future; expired notifications are no longer listed or counted.',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  expiresAt?: string | null;
 }
 
 export class CreateNotificationDto extends NotificationFieldsDto {
   @ApiProperty({ format: 'uuid', description: 'A user of the caller’s tenant (404 otherwise).' })
-  @IsUUID() recipientUserId: string;
+  @IsUUID()
+  recipientUserId: string;
 }
 
 export class BatchNotificationDto extends NotificationFieldsDto {
   @ApiProperty({ type: [String], format: 'uuid', minItems: 1, maxItems: BATCH_RECIPIENTS_MAX })
-  @IsArray() @ArrayMinSize(1) @ArrayMaxSize(BATCH_RECIPIENTS_MAX) @IsUUID('all', { each: true }) recipientUserIds: string[];
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(BATCH_RECIPIENTS_MAX)
+  @IsUUID('all', { each: true })
+  recipientUserIds: string[];
 }
 
 export class RoleNotificationDto extends NotificationFieldsDto {
   @ApiProperty({ format: 'uuid', description: 'A role of the caller’s tenant or a global role (404 otherwise).' })
-  @IsUUID() roleId: string;
+  @IsUUID()
+  roleId: string;
 }
 
 export class FeatureNotificationDto extends NotificationFieldsDto {
   @ApiProperty({ maxLength: 128, example: 'sales.orders.approve' })
-  @Transform(trim) @IsString() @MaxLength(128) @Matches(FEATURE_ID, { message: 'requiredFeature must be a feature id' })
+  @Transform(trim)
+  @IsString()
+  @MaxLength(128)
+  @Matches(FEATURE_ID, { message: 'requiredFeature must be a feature id' })
   requiredFeature: string;
 }
 
 export class ListNotificationsQuery {
   @ApiPropertyOptional({ enum: NOTIFICATION_STATUSES, description: 'Omitted: every status but dismissed.' })
-  @IsOptional() @IsIn(NOTIFICATION_STATUSES) status?: NotificationStatus;
+  @IsOptional()
+  @IsIn(NOTIFICATION_STATUSES)
+  status?: NotificationStatus;
   @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @MaxLength(200) type?: string;
   @ApiPropertyOptional({ enum: NOTIFICATION_SEVERITIES }) @IsOptional() @IsIn(NOTIFICATION_SEVERITIES) severity?: NotificationSeverity;
   @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @MaxLength(200) sourceEntityType?: string;
   @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @MaxLength(200) sourceEntityId?: string;
   @ApiPropertyOptional({ format: 'date-time', description: 'Created at or after this instant.' })
-  @IsOptional() @IsISO8601({ strict: true }) since?: string;
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  since?: string;
 
   @ApiPropertyOptional({ minimum: 1, default: 1 })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000_000) page?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  page?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: NOTIFICATIONS_PAGE_SIZE_MAX, default: NOTIFICATIONS_PAGE_SIZE_DEFAULT })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(NOTIFICATIONS_PAGE_SIZE_MAX) pageSize?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(NOTIFICATIONS_PAGE_SIZE_MAX)
+  pageSize?: number;
 
   @ApiPropertyOptional({ type: String, description: `Comma-separated UUIDs, at most ${NOTIFICATIONS_IDS_MAX} (400 otherwise).` })
-  @IsOptional() @Transform(commaList) @IsArray()
+  @IsOptional()
+  @Transform(commaList)
+  @IsArray()
   @ArrayMaxSize(NOTIFICATIONS_IDS_MAX, { message: `ids accepts at most ${NOTIFICATIONS_IDS_MAX} UUIDs` })
   @IsUUID('all', { each: true, message: 'ids must be comma-separated UUIDs' })
   ids?: string[];
@@ -142,12 +202,17 @@ export class ListNotificationsQuery {
 
 export class RestoreNotificationDto {
   @ApiPropertyOptional({ enum: ['read', 'unread'], default: 'read' })
-  @IsOptional() @IsIn(['read', 'unread']) status?: 'read' | 'unread';
+  @IsOptional()
+  @IsIn(['read', 'unread'])
+  status?: 'read' | 'unread';
 }
 
 export class NotificationActionRequestDto {
   @ApiProperty({ maxLength: 100, description: 'One of the notification’s action ids (400 otherwise).' })
-  @IsString() @IsNotEmpty() @MaxLength(100) actionId: string;
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
+  actionId: string;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @IsOptional() @IsObject() payload?: Record<string, unknown>;
 }
 
@@ -158,21 +223,38 @@ export class DatabaseStrategyDto {
 export class EmailStrategyDto {
   @ApiProperty() @IsBoolean() enabled: boolean;
   @ApiPropertyOptional({ nullable: true, description: 'Sender address; null: PLATFORM_MAIL_FROM.' })
-  @IsOptional() @IsEmail() @MaxLength(320) from?: string | null;
+  @IsOptional()
+  @IsEmail()
+  @MaxLength(320)
+  from?: string | null;
   @ApiPropertyOptional({ maxLength: 100, description: 'Put before each notification title in the subject.' })
-  @IsOptional() @IsString() @MaxLength(100) subjectPrefix?: string;
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  subjectPrefix?: string;
 }
 
 export class NotificationStrategiesDto {
   @ApiPropertyOptional({ type: DatabaseStrategyDto })
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => DatabaseStrategyDto) database?: DatabaseStrategyDto;
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => DatabaseStrategyDto)
+  database?: DatabaseStrategyDto;
   @ApiPropertyOptional({ type: EmailStrategyDto })
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => EmailStrategyDto) email?: EmailStrategyDto;
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => EmailStrategyDto)
+  email?: EmailStrategyDto;
 }
 
 export class SaveNotificationSettingsDto {
   @ApiProperty({ type: NotificationStrategiesDto, description: 'Strategies omitted keep their stored value.' })
-  @IsObject() @ValidateNested() @Type(() => NotificationStrategiesDto) strategies: NotificationStrategiesDto;
+  @IsObject()
+  @ValidateNested()
+  @Type(() => NotificationStrategiesDto)
+  strategies: NotificationStrategiesDto;
 }
 
 // ---- responses --------------------------------------------------------------------------------
@@ -220,7 +302,11 @@ export class NotificationsSentDto {
   @ApiProperty({ type: Boolean, example: true }) ok: true;
   @ApiProperty({ description: 'batch: notifications written; role and feature: recipients resolved when the request was taken.' })
   count: number;
-  @ApiProperty({ type: [String], format: 'uuid', description: 'batch: the notifications written; role and feature: [] (written by the fan-out job).' })
+  @ApiProperty({
+    type: [String],
+    format: 'uuid',
+    description: 'batch: the notifications written; role and feature: [] (written by the fan-out job).',
+  })
   ids: string[];
   @ApiProperty({ format: 'uuid', description: 'Identifies the request’s notifications (one per recipient) and its fan-out job.' })
   batchId: string;

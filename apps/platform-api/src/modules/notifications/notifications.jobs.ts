@@ -1,11 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import {
-  NotificationJob,
-  PlatformNotificationsQueue,
-  type NotificationEmailPayload,
-  type NotificationFanOutPayload,
-} from '@app/contracts';
+import { NotificationJob, PlatformNotificationsQueue, type NotificationEmailPayload, type NotificationFanOutPayload } from '@app/contracts';
 import { OnJob } from '@app/service-kit';
 import { NotificationDispatchService } from './notification-dispatch.service.js';
 import { NotificationWriter } from './notification-writer.service.js';

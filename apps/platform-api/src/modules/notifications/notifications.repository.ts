@@ -128,10 +128,10 @@ export class NotificationsRepository {
   }
 
   async unreadCount(tenantId: string, userId: string): Promise<number> {
-    const [row] = await this.dataSource.query(
-      `SELECT count(*)::int AS n FROM notifications WHERE ${OWN} AND status = 'unread'`,
-      [tenantId, userId],
-    );
+    const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM notifications WHERE ${OWN} AND status = 'unread'`, [
+      tenantId,
+      userId,
+    ]);
     return row.n;
   }
 
@@ -172,7 +172,12 @@ export class NotificationsRepository {
    * batch already reached (a retry) and a recipient with an active notification of the same groupKey.
    * Rows are inserted in recipient order, so concurrent batches lock index entries in the same order.
    */
-  async insertForRecipients(db: Queryable, batch: BatchRef, content: NotificationContent, recipientIds: string[]): Promise<NotificationRow[]> {
+  async insertForRecipients(
+    db: Queryable,
+    batch: BatchRef,
+    content: NotificationContent,
+    recipientIds: string[],
+  ): Promise<NotificationRow[]> {
     if (content.groupKey) await this.dismissExpiredOfGroup(db, batch.tenantId, content.groupKey, recipientIds);
     return db.query(
       `INSERT INTO notifications (tenant_id, organization_id, recipient_user_id, batch_id, created_by_user_id, type, title, body,
@@ -251,4 +256,3 @@ export class NotificationsRepository {
 function json(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }
-

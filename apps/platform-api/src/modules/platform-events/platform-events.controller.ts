@@ -1,5 +1,14 @@
 import { Controller, Get, Header, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { CurrentAuth } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ErrorDto } from '../../core/http/common.dto.js';
@@ -25,7 +34,11 @@ export class PlatformEventsController {
   @ApiOkResponse({ type: DeclaredEventListDto })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid filter.' })
   list(@Query() query: ListEventsQuery) {
-    return this.declared.list({ category: query.category, module: query.module, excludeTriggerExcluded: query.excludeTriggerExcluded ?? true });
+    return this.declared.list({
+      category: query.category,
+      module: query.module,
+      excludeTriggerExcluded: query.excludeTriggerExcluded ?? true,
+    });
   }
 
   @Get('stream')
@@ -42,7 +55,10 @@ export class PlatformEventsController {
       'at most 5 streams per user are open on one instance.',
   })
   @ApiOkResponse({ description: 'text/event-stream' })
-  @ApiTooManyRequestsResponse({ type: ErrorDto, description: 'The user already has 5 open streams on this instance: {error: "too many open event streams"}.' })
+  @ApiTooManyRequestsResponse({
+    type: ErrorDto,
+    description: 'The user already has 5 open streams on this instance: {error: "too many open event streams"}.',
+  })
   stream(@CurrentAuth() auth: AuthContext) {
     return this.streams.open(auth);
   }

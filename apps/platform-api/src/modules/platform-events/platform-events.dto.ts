@@ -11,7 +11,9 @@ export class ListEventsQuery {
   @ApiPropertyOptional({ enum: EVENT_CATEGORIES }) @IsOptional() @IsIn(EVENT_CATEGORIES) category?: string;
   @ApiPropertyOptional({ maxLength: 100, example: 'auth' }) @IsOptional() @IsString() @MaxLength(100) module?: string;
   @ApiPropertyOptional({ type: Boolean, default: true, description: 'Leave out events not offered as automation triggers.' })
-  @IsOptional() @Transform(booleanString) @IsBoolean({ message: 'excludeTriggerExcluded must be true or false' })
+  @IsOptional()
+  @Transform(booleanString)
+  @IsBoolean({ message: 'excludeTriggerExcluded must be true or false' })
   excludeTriggerExcluded?: boolean;
 }
 

@@ -60,14 +60,21 @@ interface RolePreferenceSnapshot extends PreferenceRowSnapshot {
  */
 async function lockPreferences(tx: EntityManager, key: PreferenceKey): Promise<void> {
   if (key.kind !== 'role') {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`sidebar-pref:user:${key.tenantId}:${key.subjectId}:${key.locale}`]);
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `sidebar-pref:user:${key.tenantId}:${key.subjectId}:${key.locale}`,
+    ]);
   }
   if (key.kind !== 'user') {
     await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`sidebar-pref:roles:${key.tenantId}:${key.locale}`]);
   }
 }
 
-async function preferenceRow(tx: EntityManager, key: PreferenceKey, scope: 'user' | 'role', subjectId: string): Promise<PreferenceRowSnapshot | null> {
+async function preferenceRow(
+  tx: EntityManager,
+  key: PreferenceKey,
+  scope: 'user' | 'role',
+  subjectId: string,
+): Promise<PreferenceRowSnapshot | null> {
   const [row] = await tx.query(
     `SELECT settings, ${iso('created_at')} AS "createdAt" FROM sidebar_preferences
       WHERE tenant_id = $1 AND scope = $2 AND ${scope === 'user' ? 'user_id' : 'role_id'} = $3 AND locale = $4`,
@@ -134,10 +141,11 @@ export async function restorePreferences(tx: EntityManager, resourceId: string, 
   await putPreferenceRow(tx, key, 'user', key.subjectId, own);
   if (key.kind === 'user') return;
   const roles = ((snapshot?.roles ?? []) as RolePreferenceSnapshot[]).filter((r) => r.roleId);
-  await tx.query(
-    `DELETE FROM sidebar_preferences WHERE tenant_id = $1 AND scope = 'role' AND locale = $2 AND role_id <> ALL($3::uuid[])`,
-    [key.tenantId, key.locale, roles.map((r) => r.roleId)],
-  );
+  await tx.query(`DELETE FROM sidebar_preferences WHERE tenant_id = $1 AND scope = 'role' AND locale = $2 AND role_id <> ALL($3::uuid[])`, [
+    key.tenantId,
+    key.locale,
+    roles.map((r) => r.roleId),
+  ]);
   for (const role of roles) {
     const [exists] = await tx.query('SELECT 1 FROM roles WHERE id = $1', [role.roleId]);
     if (exists) await putPreferenceRow(tx, key, 'role', role.roleId, role);

@@ -43,7 +43,6 @@ function serialize(row: SidebarVariantRow): SidebarVariant {
   };
 }
 
-
 interface CreateVariantInput {
   resourceId: string;
   locale: string;

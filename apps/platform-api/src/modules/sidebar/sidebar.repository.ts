@@ -132,10 +132,12 @@ export class SidebarRepository {
   }
 
   async variantNameExists(db: Sql, tenantId: string, userId: string, locale: string, name: string): Promise<boolean> {
-    const rows = await db.query(
-      'SELECT 1 FROM sidebar_variants WHERE tenant_id = $1 AND user_id = $2 AND locale = $3 AND name = $4',
-      [tenantId, userId, locale, name],
-    );
+    const rows = await db.query('SELECT 1 FROM sidebar_variants WHERE tenant_id = $1 AND user_id = $2 AND locale = $3 AND name = $4', [
+      tenantId,
+      userId,
+      locale,
+      name,
+    ]);
     return rows.length > 0;
   }
 

@@ -23,7 +23,11 @@ export function assertUserInCallerOrganizations(caller: AuthContext, user: UserR
  */
 export function assertMayManageUser(caller: AuthContext, target: ResolvedAcl): void {
   assertMayManage(caller, target);
-  const features = checkGrant(caller, { isSuperAdmin: target.isSuperAdmin, features: target.features, organizations: caller.acl.organizations });
+  const features = checkGrant(caller, {
+    isSuperAdmin: target.isSuperAdmin,
+    features: target.features,
+    organizations: caller.acl.organizations,
+  });
   if (features.exceeded) throw DomainError.forbidden('user holds features you do not have');
   // A user without any feature has no access anywhere, whatever organizations its ACL names.
   if (target.features.length === 0) return;

@@ -25,7 +25,8 @@ interface ConsentRow {
 }
 
 const CONSENT_FIELDS = ['consentType', 'isGranted', 'grantedAt', 'withdrawnAt', 'ipAddress', 'source', 'integrityValid'];
-const COLUMNS = 'id, user_id, consent_type, is_granted, granted_at, withdrawn_at, ip_address, source, integrity_hash, created_at, updated_at';
+const COLUMNS =
+  'id, user_id, consent_type, is_granted, granted_at, withdrawn_at, ip_address, source, integrity_hash, created_at, updated_at';
 
 /**
  * Consent records (decisions.md "Consents"). The log is append-only: a withdrawal is a new record with
@@ -95,7 +96,13 @@ export class UserConsentsService {
       `SELECT ${COLUMNS} FROM user_consents WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC`,
       [user.tenantId, user.id],
     );
-    this.accessLog.record(auth, { resourceKind: 'auth.user_consent', resourceId: user.id, accessType: 'read', fields: CONSENT_FIELDS, context: { records: rows.length } });
+    this.accessLog.record(auth, {
+      resourceKind: 'auth.user_consent',
+      resourceId: user.id,
+      accessType: 'read',
+      fields: CONSENT_FIELDS,
+      context: { records: rows.length },
+    });
     return { items: rows.map((row) => this.toRecord(row)) };
   }
 

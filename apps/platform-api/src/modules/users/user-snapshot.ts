@@ -64,10 +64,10 @@ export async function snapshotUser(tx: EntityManager, userId: string): Promise<U
     'SELECT role_id FROM user_roles WHERE tenant_id = $1 AND user_id = $2 ORDER BY role_id',
     [row.tenant_id, row.id],
   );
-  const [acl] = await tx.query(
-    'SELECT is_super_admin, features, organizations FROM user_acls WHERE tenant_id = $1 AND user_id = $2',
-    [row.tenant_id, row.id],
-  );
+  const [acl] = await tx.query('SELECT is_super_admin, features, organizations FROM user_acls WHERE tenant_id = $1 AND user_id = $2', [
+    row.tenant_id,
+    row.id,
+  ]);
   return {
     id: row.id,
     tenantId: row.tenant_id,
@@ -112,10 +112,12 @@ export async function restoreUser(tx: EntityManager, userId: string, snapshot: S
     const [org] = await tx.query('SELECT 1 FROM organizations WHERE id = $1 AND tenant_id = $2', [target.organizationId, row.tenant_id]);
     if (!org) throw DomainError.badRequest('the user’s organization no longer exists; the user cannot be restored');
   }
-  await tx.query(
-    `UPDATE users SET organization_id = $2, email = $3, name = $4, deleted_at = NULL, updated_at = now() WHERE id = $1`,
-    [userId, target.organizationId, target.email, target.name],
-  );
+  await tx.query(`UPDATE users SET organization_id = $2, email = $3, name = $4, deleted_at = NULL, updated_at = now() WHERE id = $1`, [
+    userId,
+    target.organizationId,
+    target.email,
+    target.name,
+  ]);
   // Memberships: drop the extra ones, add the missing ones (of roles that still exist); the rest stay as they are.
   await tx.query('DELETE FROM user_roles WHERE tenant_id = $1 AND user_id = $2 AND role_id <> ALL($3::uuid[])', [
     row.tenant_id,

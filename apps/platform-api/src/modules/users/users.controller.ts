@@ -22,7 +22,10 @@ import { UsersService } from './users.service.js';
 @ApiTags('auth')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorDto, description: 'No valid token.' })
-@ApiForbiddenResponse({ type: ErrorDto, description: 'Missing feature, or outside the caller’s tenant scope, organizations or grant boundary.' })
+@ApiForbiddenResponse({
+  type: ErrorDto,
+  description: 'Missing feature, or outside the caller’s tenant scope, organizations or grant boundary.',
+})
 @Controller('auth/users')
 export class UsersController {
   constructor(private readonly users: UsersService) {}
@@ -52,7 +55,10 @@ export class UsersController {
       'and setup token end; an invitation email already sent is not recalled), redo brings the same user back.',
   })
   @ApiCreatedResponse({ type: CreatedIdDto })
-  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload, unknown tenant, organization not in the tenant, or a role not usable in the tenant.' })
+  @ApiBadRequestResponse({
+    type: ErrorDto,
+    description: 'Invalid payload, unknown tenant, organization not in the tenant, or a role not usable in the tenant.',
+  })
   @ApiConflictResponse({ type: ErrorDto, description: '`{error: "email already exists"}`' })
   create(@CurrentAuth() auth: AuthContext, @Body() body: CreateUserDto) {
     return this.users.create(auth, body);
@@ -69,7 +75,10 @@ export class UsersController {
       '`X-Undo-Token`); earlier edits of that user can no longer be undone either.',
   })
   @ApiOkResponse({ type: OkDto })
-  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload, nothing to update, organization not in the tenant, or unknown role.' })
+  @ApiBadRequestResponse({
+    type: ErrorDto,
+    description: 'Invalid payload, nothing to update, organization not in the tenant, or unknown role.',
+  })
   @ApiNotFoundResponse({ type: ErrorDto, description: 'No such user in the caller’s tenant.' })
   @ApiConflictResponse({ type: ErrorDto, description: '`{error: "email already exists"}`' })
   update(@CurrentAuth() auth: AuthContext, @Body() body: UpdateUserDto) {

@@ -25,21 +25,36 @@ export const USER_ROLES_MAX = 50;
 export const CONSENT_TYPE_MAX_LENGTH = 100;
 export const CONSENT_SOURCE_MAX_LENGTH = 100;
 
-
 // ---- requests ---------------------------------------------------------------------------------
 
 export class ListUsersQuery {
   @ApiPropertyOptional({ format: 'uuid', description: 'Only the user with this id.' })
-  @IsOptional() @IsUUID() id?: string;
+  @IsOptional()
+  @IsUUID()
+  id?: string;
 
   @ApiPropertyOptional({ minimum: 1, maximum: 1_000_000, default: 1 })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000_000) page?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  page?: number;
 
   @ApiPropertyOptional({ minimum: 1, maximum: USERS_PAGE_SIZE_MAX, default: USERS_PAGE_SIZE_DEFAULT, description: 'Above 100 is 400.' })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(USERS_PAGE_SIZE_MAX) pageSize?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(USERS_PAGE_SIZE_MAX)
+  pageSize?: number;
 
   @ApiPropertyOptional({ maxLength: 200, description: 'Case-insensitive substring of the email or the name.' })
-  @IsOptional() @Transform(trimString) @IsString() @MaxLength(200) search?: string;
+  @IsOptional()
+  @Transform(trimString)
+  @IsString()
+  @MaxLength(200)
+  search?: string;
 
   @ApiPropertyOptional({
     format: 'uuid',
@@ -47,28 +62,48 @@ export class ListUsersQuery {
       'Super administrators: users of this tenant (omitted: every tenant). Everyone else only ever sees its own tenant; ' +
       'naming another tenant yields an empty list.',
   })
-  @IsOptional() @IsUUID() tenantId?: string;
+  @IsOptional()
+  @IsUUID()
+  tenantId?: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'Only users holding this role.' })
-  @IsOptional() @IsUUID() roleId?: string;
+  @IsOptional()
+  @IsUUID()
+  roleId?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'Only users of this organization (403 outside the caller’s organization restriction).' })
-  @IsOptional() @IsUUID() organizationId?: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'Only users of this organization (403 outside the caller’s organization restriction).',
+  })
+  @IsOptional()
+  @IsUUID()
+  organizationId?: string;
 }
 
 export class CreateUserDto {
   @ApiProperty({ maxLength: 320, description: 'Stored lower-cased; unique per tenant (409 otherwise).' })
-  @Transform(trimString) @IsEmail() @MaxLength(320) email: string;
+  @Transform(trimString)
+  @IsEmail()
+  @MaxLength(320)
+  email: string;
 
   @ApiPropertyOptional({
     minLength: PASSWORD_MIN_LENGTH,
     maxLength: PASSWORD_MAX_LENGTH,
     description: 'Omitted: the user is sent an invitation with a 48-hour setup link instead.',
   })
-  @IsOptional() @IsString() @MinLength(PASSWORD_MIN_LENGTH) @MaxLength(PASSWORD_MAX_LENGTH) password?: string;
+  @IsOptional()
+  @IsString()
+  @MinLength(PASSWORD_MIN_LENGTH)
+  @MaxLength(PASSWORD_MAX_LENGTH)
+  password?: string;
 
   @ApiPropertyOptional({ maxLength: USER_NAME_MAX_LENGTH, description: 'Trimmed; blank means no name.' })
-  @IsOptional() @Transform(trimString) @IsString() @MaxLength(USER_NAME_MAX_LENGTH) name?: string;
+  @IsOptional()
+  @Transform(trimString)
+  @IsString()
+  @MaxLength(USER_NAME_MAX_LENGTH)
+  name?: string;
 
   @ApiPropertyOptional({
     type: [String],
@@ -78,16 +113,28 @@ export class CreateUserDto {
       'Roles of the user’s tenant or global roles (400 otherwise). A caller who is not a super administrator may only ' +
       'assign roles whose ACL in that tenant grants nothing beyond its own access (403 otherwise).',
   })
-  @IsOptional() @IsArray() @ArrayMaxSize(USER_ROLES_MAX) @IsUUID(undefined, { each: true }) roleIds?: string[];
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(USER_ROLES_MAX)
+  @IsUUID(undefined, { each: true })
+  roleIds?: string[];
 
   @ApiPropertyOptional({
     format: 'uuid',
-    description: 'Default: the caller’s organization (when creating in the caller’s tenant). Must belong to the tenant (400) and lie within the caller’s organization restriction (403).',
+    description:
+      'Default: the caller’s organization (when creating in the caller’s tenant). Must belong to the tenant (400) and lie within the caller’s organization restriction (403).',
   })
-  @IsOptional() @IsUUID() organizationId?: string;
+  @IsOptional()
+  @IsUUID()
+  organizationId?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'Default: the caller’s tenant. Only a super administrator may name another tenant (403 otherwise).' })
-  @IsOptional() @IsUUID() tenantId?: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'Default: the caller’s tenant. Only a super administrator may name another tenant (403 otherwise).',
+  })
+  @IsOptional()
+  @IsUUID()
+  tenantId?: string;
 }
 
 export class UpdateUserDto {
@@ -100,10 +147,18 @@ export class UpdateUserDto {
     maxLength: PASSWORD_MAX_LENGTH,
     description: 'Sets the password and ends every session of the user.',
   })
-  @IsOptional() @IsString() @MinLength(PASSWORD_MIN_LENGTH) @MaxLength(PASSWORD_MAX_LENGTH) password?: string;
+  @IsOptional()
+  @IsString()
+  @MinLength(PASSWORD_MIN_LENGTH)
+  @MaxLength(PASSWORD_MAX_LENGTH)
+  password?: string;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: USER_NAME_MAX_LENGTH, description: 'null or blank clears the name.' })
-  @IsOptional() @Transform(trimString) @IsString() @MaxLength(USER_NAME_MAX_LENGTH) name?: string | null;
+  @IsOptional()
+  @Transform(trimString)
+  @IsString()
+  @MaxLength(USER_NAME_MAX_LENGTH)
+  name?: string | null;
 
   @ApiPropertyOptional({
     type: [String],
@@ -111,10 +166,21 @@ export class UpdateUserDto {
     maxItems: USER_ROLES_MAX,
     description: 'Replaces the user’s roles in its tenant ([] removes them all); same checks as on create.',
   })
-  @IsOptional() @IsArray() @ArrayMaxSize(USER_ROLES_MAX) @IsUUID(undefined, { each: true }) roleIds?: string[];
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(USER_ROLES_MAX)
+  @IsUUID(undefined, { each: true })
+  roleIds?: string[];
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'null detaches the user from its organization (callers restricted to organizations may not).' })
-  @IsOptional() @IsUUID() organizationId?: string | null;
+  @ApiPropertyOptional({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'null detaches the user from its organization (callers restricted to organizations may not).',
+  })
+  @IsOptional()
+  @IsUUID()
+  organizationId?: string | null;
 }
 
 export class UserIdQuery {
@@ -133,13 +199,26 @@ export class CreateConsentDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() userId: string;
 
   @ApiProperty({ minLength: 1, maxLength: CONSENT_TYPE_MAX_LENGTH, example: 'marketing_email', description: 'Trimmed.' })
-  @Transform(trimString) @IsString() @IsNotEmpty() @MaxLength(CONSENT_TYPE_MAX_LENGTH) consentType: string;
+  @Transform(trimString)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(CONSENT_TYPE_MAX_LENGTH)
+  consentType: string;
 
   @ApiProperty({ description: 'true: consent given (grantedAt set); false: consent withdrawn (withdrawnAt set).' })
-  @IsBoolean() isGranted: boolean;
+  @IsBoolean()
+  isGranted: boolean;
 
-  @ApiPropertyOptional({ maxLength: CONSENT_SOURCE_MAX_LENGTH, example: 'signup_form', description: 'Where the consent was collected; trimmed, blank means none.' })
-  @IsOptional() @Transform(trimString) @IsString() @MaxLength(CONSENT_SOURCE_MAX_LENGTH) source?: string;
+  @ApiPropertyOptional({
+    maxLength: CONSENT_SOURCE_MAX_LENGTH,
+    example: 'signup_form',
+    description: 'Where the consent was collected; trimmed, blank means none.',
+  })
+  @IsOptional()
+  @Transform(trimString)
+  @IsString()
+  @MaxLength(CONSENT_SOURCE_MAX_LENGTH)
+  source?: string;
 }
 
 // ---- responses (OpenAPI) ----------------------------------------------------------------------

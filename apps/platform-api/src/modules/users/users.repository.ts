@@ -197,9 +197,7 @@ export class UsersRepository {
     return rows.map((r) => ({
       id: r.id,
       name: r.name,
-      acl: r.acl_id
-        ? { isSuperAdmin: Boolean(r.is_super_admin), features: r.features ?? [], organizations: r.organizations }
-        : null,
+      acl: r.acl_id ? { isSuperAdmin: Boolean(r.is_super_admin), features: r.features ?? [], organizations: r.organizations } : null,
     }));
   }
 
@@ -220,10 +218,11 @@ export class UsersRepository {
     const entries = (Object.keys(PATCH_COLUMNS) as (keyof UserPatch)[]).filter((k) => patch[k] !== undefined);
     if (entries.length === 0) return;
     const sets = entries.map((k, i) => `${PATCH_COLUMNS[k]} = $${i + 3}`);
-    await db.query(
-      `UPDATE users SET ${sets.join(', ')}, updated_at = now() WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL`,
-      [user.id, user.tenantId, ...entries.map((k) => patch[k])],
-    );
+    await db.query(`UPDATE users SET ${sets.join(', ')}, updated_at = now() WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL`, [
+      user.id,
+      user.tenantId,
+      ...entries.map((k) => patch[k]),
+    ]);
   }
 
   /** Replaces the user's memberships in its tenant with `roleIds` (one multi-row insert). */
@@ -249,11 +248,10 @@ export class UsersRepository {
     await db.query('UPDATE users SET deleted_at = now(), updated_at = now() WHERE id = $1 AND tenant_id = $2', [user.id, user.tenantId]);
     await db.query('DELETE FROM user_roles WHERE tenant_id = $1 AND user_id = $2', [user.tenantId, user.id]);
     await db.query('DELETE FROM user_acls WHERE tenant_id = $1 AND user_id = $2', [user.tenantId, user.id]);
-    await db.query(
-      'UPDATE auth_tokens SET used_at = now() WHERE tenant_id = $1 AND user_id = $2 AND used_at IS NULL',
-      [user.tenantId, user.id],
-    );
+    await db.query('UPDATE auth_tokens SET used_at = now() WHERE tenant_id = $1 AND user_id = $2 AND used_at IS NULL', [
+      user.tenantId,
+      user.id,
+    ]);
     await db.query('DELETE FROM sessions WHERE tenant_id = $1 AND user_id = $2', [user.tenantId, user.id]);
   }
 }
-

@@ -189,7 +189,13 @@ export class UsersService {
       limit: pageSize,
       offset: (page - 1) * pageSize,
     });
-    this.accessLog.record(auth, { resourceKind: 'auth.user', resourceId: query.id, accessType: 'read:list', fields: USER_LIST_FIELDS, context: { page, pageSize, returned: items.length, ids: items.map((u) => u.id) } });
+    this.accessLog.record(auth, {
+      resourceKind: 'auth.user',
+      resourceId: query.id,
+      accessType: 'read:list',
+      fields: USER_LIST_FIELDS,
+      context: { page, pageSize, returned: items.length, ids: items.map((u) => u.id) },
+    });
     return {
       items: items.map((u) => ({ ...u, createdAt: u.createdAt.toISOString() })),
       total,
@@ -230,7 +236,10 @@ export class UsersService {
       roleIds: input.roleIds ? [...new Set(input.roleIds)] : undefined,
     };
     if (!input.password) return this.bus.execute(auth, this.updateCommand, edit);
-    const { tenantId } = await this.bus.execute(auth, this.passwordUpdateCommand, { ...edit, passwordHash: await hashPassword(input.password) });
+    const { tenantId } = await this.bus.execute(auth, this.passwordUpdateCommand, {
+      ...edit,
+      passwordHash: await hashPassword(input.password),
+    });
     await this.sessions.revokeAllSessions(tenantId, input.id);
     return { ok: true };
   }
