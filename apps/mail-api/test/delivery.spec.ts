@@ -11,7 +11,6 @@ import { MailEmailJob, MailEmailPriority, MailMaintenanceJob, MailQueue } from '
 import { QueueService, WorkerRunner } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
 import { EmailDeliveryQueue } from '../src/modules/delivery/email-delivery.queue.js';
-import { emailQueueWorkerOptions } from '../src/modules/delivery/email-queue-options.js';
 import { UnsubscribeLinks } from '../src/modules/unsubscribe/unsubscribe-links.js';
 import { WorkerModule } from '../src/worker.module.js';
 import {
@@ -61,7 +60,6 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
     await worker.get(WorkerRunner).start({
       queues: [MailQueue.Email, MailQueue.Maintenance],
-      queueOptions: { [MailQueue.Email]: emailQueueWorkerOptions(config) },
     });
     return worker;
   }

@@ -11,7 +11,6 @@ import { MailEmailPriority, MailQueue, type MailProjectCredentials } from '@app/
 import { listen, WorkerRunner } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
 import { EmailDeliveryQueue } from '../src/modules/delivery/email-delivery.queue.js';
-import { emailQueueWorkerOptions } from '../src/modules/delivery/email-queue-options.js';
 import { createMailHttpApp } from '../src/http-setup.js';
 import { ProjectsService } from '../src/modules/projects/projects.service.js';
 import { WorkerModule } from '../src/worker.module.js';
@@ -46,9 +45,7 @@ describe('unverified sender domains and the development outbox', () => {
 
   async function startWorker(config: MailConfig): Promise<void> {
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
-    await worker
-      .get(WorkerRunner)
-      .start({ queues: [MailQueue.Email], queueOptions: { [MailQueue.Email]: emailQueueWorkerOptions(config) } });
+    await worker.get(WorkerRunner).start({ queues: [MailQueue.Email] });
   }
 
   describe('outbox transport, outside production', () => {

@@ -13,7 +13,6 @@ import { MailQueue } from '@app/contracts';
 import { WorkerRunner } from '@app/service-kit';
 import { loadMailConfig } from '../src/config/mail-config.js';
 import { createMailHttpApp } from '../src/http-setup.js';
-import { emailQueueWorkerOptions } from '../src/modules/delivery/email-queue-options.js';
 import { DkimKeyCipher } from '../src/modules/domains/dkim-key-cipher.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { insertVerifiedDomain, waitForStatus } from './support/delivery-fixtures.js';
@@ -64,9 +63,7 @@ describe('DKIM private keys are encrypted at rest (issue #11, 15)', () => {
       .expect(200);
     const id = res.body.data.emails[0].email as string;
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker
-      .get(WorkerRunner)
-      .start({ queues: [MailQueue.Email], queueOptions: { [MailQueue.Email]: emailQueueWorkerOptions(t.config) } });
+    await worker.get(WorkerRunner).start({ queues: [MailQueue.Email] });
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED']);
     expect({ status: row.status, error: row.error }).toEqual({ status: 'SENT', error: null });
     return sink.messagesFor([id])[0].raw;

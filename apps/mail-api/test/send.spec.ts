@@ -6,7 +6,6 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { MailQueue, type MailDomain, type MailProjectCredentials } from '@app/contracts';
 import { WorkerRunner } from '@app/service-kit';
-import { emailQueueWorkerOptions } from '../src/modules/delivery/email-queue-options.js';
 import { SendJobs } from '../src/modules/send/send.jobs.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { waitForStatus } from './support/delivery-fixtures.js';
@@ -54,9 +53,7 @@ describe('POST /v1/send', () => {
 
   async function startWorker(): Promise<void> {
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker
-      .get(WorkerRunner)
-      .start({ queues: [MailQueue.Email], queueOptions: { [MailQueue.Email]: emailQueueWorkerOptions(t.config) } });
+    await worker.get(WorkerRunner).start({ queues: [MailQueue.Email] });
   }
 
   const send = (body: object, headers: Record<string, string> = {}) => request(t.url).post('/v1/send').set(auth).set(headers).send(body);

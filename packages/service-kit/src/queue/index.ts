@@ -4,3 +4,4 @@ export * from './queue.service.js';
 export * from './worker-runner.service.js';
 export * from './queue.module.js';
 export * from './heartbeat.js';
+export * from './run-worker.js';

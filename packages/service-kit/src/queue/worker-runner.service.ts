@@ -10,12 +10,24 @@ type JobHandler = (job: Job) => Promise<unknown>;
 /** Per-queue worker settings (limiter, concurrency, lock duration, ...); connection and prefix are the runner's. */
 export type QueueWorkerOptions = Partial<Omit<WorkerOptions, 'connection' | 'prefix' | 'autorun'>>;
 
+/**
+ * Implemented by the jobs class that owns a queue when its worker needs settings of its own (a rate
+ * limiter, a lock duration): the runner asks it for each queue it has `@OnJob` handlers on.
+ */
+export interface OwnsQueueWorkerOptions {
+  queueWorkerOptions(queue: string): QueueWorkerOptions | undefined;
+}
+
+function ownsQueueWorkerOptions(instance: object): instance is OwnsQueueWorkerOptions {
+  return typeof (instance as Partial<OwnsQueueWorkerOptions>).queueWorkerOptions === 'function';
+}
+
 export interface WorkerRunnerStartOptions {
   /** Default concurrency of every queue's worker. */
   concurrency?: number;
   /** Only these queues (default: every queue with a handler). */
   queues?: string[];
-  /** Overrides for single queues, e.g. the limiter of a sending queue. */
+  /** Overrides for single queues, above what the owning jobs class declares (tests). */
   queueOptions?: Record<string, QueueWorkerOptions>;
 }
 
@@ -38,9 +50,13 @@ export class WorkerRunner implements BeforeApplicationShutdown, OnApplicationShu
     @Inject(REDIS_SETTINGS) private readonly settings: RedisSettings,
   ) {}
 
+  /** Worker settings the owning jobs classes declare, by queue (filled by `discoverHandlers`). */
+  private readonly ownedOptions = new Map<string, QueueWorkerOptions>();
+
   /** Every (queue -> job name -> handler) the app's modules declare. */
   discoverHandlers(): Map<string, Map<string, JobHandler>> {
     const byQueue = new Map<string, Map<string, JobHandler>>();
+    this.ownedOptions.clear();
     for (const wrapper of this.discovery.getProviders()) {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
       if (!instance || typeof instance !== 'object') continue;
@@ -53,6 +69,8 @@ export class WorkerRunner implements BeforeApplicationShutdown, OnApplicationShu
         if (handlers.has(route.name)) throw new Error(`two handlers for job ${route.queue}/${route.name}`);
         handlers.set(route.name, (job) => (instance[method] as JobHandler).call(instance, job));
         byQueue.set(route.queue, handlers);
+        const owned = ownsQueueWorkerOptions(instance) ? instance.queueWorkerOptions(route.queue) : undefined;
+        if (owned) this.ownedOptions.set(route.queue, owned);
       }
     }
     return byQueue;
@@ -77,6 +95,7 @@ export class WorkerRunner implements BeforeApplicationShutdown, OnApplicationShu
           connection,
           prefix: this.settings.queuePrefix,
           concurrency: options.concurrency ?? 4,
+          ...this.ownedOptions.get(queue),
           ...options.queueOptions?.[queue],
           autorun: true,
         },

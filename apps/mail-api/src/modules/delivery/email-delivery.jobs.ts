@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { MailEmailJob, MailMaintenanceJob, MailQueue, type MailEmailDeliverPayload } from '@app/contracts';
-import { OnJob } from '@app/service-kit';
+import { OnJob, type OwnsQueueWorkerOptions, type QueueWorkerOptions } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
 import { EmailDeliveryQueue, priorityOf } from './email-delivery.queue.js';
 import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
 import { buildMessage, domainOf } from './email-message.js';
+import { emailQueueWorkerOptions } from './email-queue-options.js';
 import { isPermanentFailure, MailTransport } from './mail-transport.js';
 import { unsignedReason } from './unsigned-delivery.js';
 
@@ -36,7 +37,7 @@ export type DeliveryOutcome = { status: 'SENT' | 'FAILED'; providerMessageId?: s
  * so receivers and relays that deduplicate on it drop the copy.
  */
 @Injectable()
-export class EmailDeliveryJobs {
+export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
   private readonly logger = new Logger(EmailDeliveryJobs.name);
 
   constructor(
@@ -46,6 +47,11 @@ export class EmailDeliveryJobs {
     private readonly queue: EmailDeliveryQueue,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
   ) {}
+
+  /** The email queue's worker: the deployment-wide sending limiter, its concurrency and lock. */
+  queueWorkerOptions(queue: string): QueueWorkerOptions | undefined {
+    return queue === MailQueue.Email ? emailQueueWorkerOptions(this.config) : undefined;
+  }
 
   @OnJob({ queue: MailQueue.Email, name: MailEmailJob.Deliver })
   async deliver(job: Job<MailEmailDeliverPayload>): Promise<DeliveryOutcome> {
