@@ -36,6 +36,8 @@ import { fail, runBenchScript } from './lib/run-script.mjs';
  * Each app's `GET /healthz` runs first and is that app's baseline (added when not listed).
  */
 const SCENARIOS = [
+  // The HTTP stack's own baseline: a plain Express 5 app answering the same JSON (no Nest, no logs).
+  { app: 'express', name: 'GET /healthz (plain Express 5)', method: 'GET', path: '/healthz' },
   { app: 'platform', name: 'GET /healthz', method: 'GET', path: '/healthz' },
   { app: 'platform', name: 'GET /readyz', method: 'GET', path: '/readyz' },
   // Issue 3: authenticated reads must not query Postgres per request once the ACL is cached.
@@ -219,6 +221,19 @@ async function startApis(apps, credentials) {
   return urls;
 }
 
+/** The plain Express 5 baseline in its own process (bench/lib/plain-express-server.mjs). */
+async function startPlainExpress() {
+  const port = await freePort();
+  const server = spawnNode('plain-express', path.join(REPO_ROOT, 'bench/lib/plain-express-server.mjs'), {
+    ...process.env,
+    PORT: String(port),
+  });
+  children.push(server);
+  const url = `http://127.0.0.1:${port}`;
+  if (!(await waitUntil(() => httpOk(`${url}/healthz`), 10_000, 100))) fail('the plain Express baseline did not start');
+  return url;
+}
+
 async function dropDatabase(url) {
   const client = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
   await client.connect();
@@ -279,7 +294,7 @@ function makeContext(urls, credentials) {
 
 /** Per app: its GET /healthz first (the baseline), then the other scenarios in declared order. */
 function plan(apps) {
-  return apps.flatMap((app) => {
+  return ['express', ...apps].flatMap((app) => {
     const own = SCENARIOS.filter((s) => s.app === app);
     const isBaseline = (s) => (s.method ?? 'GET') === 'GET' && s.path === '/healthz';
     const baseline = own.find(isBaseline) ?? { app, name: 'GET /healthz', method: 'GET', path: '/healthz' };
@@ -411,7 +426,7 @@ async function main() {
     platformAdmin: { email: 'bench-admin@example.com', password: randomBytes(18).toString('base64url') },
     mail: { secretKey: `sk_${randomBytes(24).toString('hex')}`, publicKey: `pk_${randomBytes(24).toString('hex')}` },
   };
-  const urls = await startApis(apps, credentials);
+  const urls = { ...(await startApis(apps, credentials)), express: await startPlainExpress() };
   const ctx = makeContext(urls, credentials);
   const rows = [];
   const baselines = {};
@@ -424,6 +439,12 @@ async function main() {
     console.log(`bench: ${row.app} ${row.endpoint}: ${row.reqPerSec} req/s, p99 ${row.p99Ms} ms, non-2xx ${row.non2xx}`);
   }
   printTable(rows);
+  const express = rows.find((r) => r.app === 'express');
+  for (const row of rows.filter((r) => r.app !== 'express' && r.path === '/healthz' && r.method === 'GET')) {
+    row.ratioToPlainExpress = Math.round((row.reqPerSec / express.reqPerSec) * 100) / 100;
+    const verdict = row.ratioToPlainExpress >= 0.75 ? 'met' : 'MISSED';
+    console.log(`bench: ${row.app} GET /healthz / plain Express 5 = ${row.ratioToPlainExpress} (target >= 0.75: ${verdict})`);
+  }
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
   const report = {
     generatedAt: new Date().toISOString(),

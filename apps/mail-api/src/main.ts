@@ -1,6 +1,5 @@
 import 'reflect-metadata';
-import { Logger } from 'nestjs-pino';
-import { ConfigError, ensureDatabaseExists, listen } from '@app/service-kit';
+import { AppLogger, ConfigError, ensureDatabaseExists, listen } from '@app/service-kit';
 import { loadMailConfig } from './config/mail-config.js';
 import { createMailHttpApp } from './http-setup.js';
 
@@ -9,7 +8,7 @@ async function main(): Promise<void> {
   await ensureDatabaseExists(config.databaseUrl);
   const app = await createMailHttpApp(config);
   const url = await listen(app, config.port);
-  app.get(Logger).log(`mail-api listening on ${url} (docs: ${url}/docs)`);
+  app.get(AppLogger).log(`mail-api listening on ${url} (docs: ${url}/docs)`);
 }
 
 main().catch((err) => {

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
-import { Logger } from 'nestjs-pino';
-import { ConfigError, ensureDatabaseExists, listen } from '@app/service-kit';
+import { AppLogger, ConfigError, ensureDatabaseExists, listen } from '@app/service-kit';
 import { loadPlatformConfig } from './config/platform-config.js';
 import { createPlatformHttpApp } from './http-setup.js';
 
@@ -9,7 +8,7 @@ async function main(): Promise<void> {
   await ensureDatabaseExists(config.databaseUrl);
   const app = await createPlatformHttpApp(config);
   const url = await listen(app, config.port);
-  app.get(Logger).log(`platform-api listening on ${url} (docs: ${url}/docs)`);
+  app.get(AppLogger).log(`platform-api listening on ${url} (docs: ${url}/docs)`);
 }
 
 main().catch((err) => {

@@ -52,7 +52,9 @@ export function normalizeError(exception: unknown): NormalizedError {
     }
     const status = exception.getStatus();
     const response = exception.getResponse();
-    const message = typeof response === 'string' ? response : String((response as { message?: unknown }).message ?? exception.message);
+    const detail = typeof response === 'string' ? response : (response as { message?: unknown }).message;
+    // Nest's own exceptions carry a string or, for its validation errors, a list of strings.
+    const message = typeof detail === 'string' ? detail : Array.isArray(detail) ? detail.join('; ') : exception.message;
     return { status, code: CODE_BY_STATUS[status] ?? ErrorCode.InternalError, message, unexpected: status >= 500 };
   }
   const bodyParserError = exception as { type?: string; status?: number; expose?: boolean; message?: string };

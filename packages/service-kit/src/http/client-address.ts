@@ -46,9 +46,9 @@ function isAddressOrCidr(entry: string): boolean {
  */
 export function clientIpBucket(ip: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1]!;
+  if (mapped) return mapped[1];
   if (isIP(ip) !== 6) return ip;
-  const groups = expandIpv6(ip.split('%')[0]!);
+  const groups = expandIpv6(ip.split('%')[0]);
   return `${groups.slice(0, 4).join(':')}::/64`;
 }
 

@@ -2,9 +2,9 @@ import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
 import type { TrustProxySetting } from './client-address.js';
-import { RequestBodyInterceptor } from './request-body.js';
+import { AppLogger, RequestLog } from './logging.module.js';
+import { RequestBodyGuard } from './request-body.js';
 
 export interface HttpAppOptions {
   /** Applies the app's pipes, filters and OpenAPI; shared by main.ts and the e2e tests. */
@@ -23,12 +23,13 @@ export interface HttpAppOptions {
  */
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(module as never, { bufferLogs: true, bodyParser: false });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
+  app.use(app.get(RequestLog).middleware);
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
-  // Bodies are parsed inside each route's pipeline, after its guard (see RequestBodyInterceptor).
-  app.useGlobalInterceptors(
-    new RequestBodyInterceptor(app.get(Reflector), {
+  // Bodies are parsed inside each route's pipeline, after the app's own guards (see RequestBodyGuard).
+  app.useGlobalGuards(
+    new RequestBodyGuard(app.get(Reflector), {
       defaultLimit: options.bodyLimit ?? '1mb',
       invalidInputStatus: options.invalidInputStatus,
     }),

@@ -1,8 +1,7 @@
-import { Injectable, SetMetadata, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import bodyParser from 'body-parser';
 import type { Request, RequestHandler, Response } from 'express';
-import type { Observable } from 'rxjs';
 import { ErrorCode, type FieldError } from '@app/contracts';
 import { DomainError } from '../errors/domain-error.js';
 
@@ -23,16 +22,20 @@ export interface RequestBodyOptions {
 
 /**
  * Parses JSON and form bodies inside the route's pipeline instead of as Express middleware, so that:
- * - the guard runs first: an unauthenticated request is refused before its body is read or parsed;
+ * - the app's own guards run first: an unauthenticated request is refused before its body is read;
  * - each route has its own size limit (`@BodyLimit`), 1 MB elsewhere, so only the routes that need
  *   large bodies make the event loop parse them;
  * - a malformed body fails inside the route, where the route's exception filter shapes the error
  *   (the `{ok: false, error}` routes of the platform).
  * It then refuses input Postgres or recursive code cannot take: NUL characters anywhere (query,
  * path or body; Postgres rejects 0x00 in text) and JSON nested deeper than `MAX_BODY_DEPTH`.
+ *
+ * A guard, registered with `useGlobalGuards` after the apps' `APP_GUARD`s (so it runs after them),
+ * rather than an interceptor: a request without a body (every GET) passes synchronously, and Nest's
+ * interceptor chain costs a measurable share of a small request even when it does nothing.
  */
 @Injectable()
-export class RequestBodyInterceptor implements NestInterceptor {
+export class RequestBodyGuard implements CanActivate {
   private readonly parsers = new Map<string, RequestHandler[]>();
 
   constructor(
@@ -40,23 +43,34 @@ export class RequestBodyInterceptor implements NestInterceptor {
     private readonly options: RequestBodyOptions,
   ) {}
 
-  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    if (context.getType() !== 'http') return next.handle();
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    if (context.getType() !== 'http') return true;
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
-    const res = http.getResponse<Response>();
-    if (/%00/i.test(req.url)) this.refuse(findNul({ query: req.query, params: req.params }) ?? { field: 'url', depth: false });
+    if (req.url.includes('%00')) {
+      this.refuse(findNul({ query: req.query, params: req.params }) ?? { field: 'url', depth: false });
+    }
+    if (!hasBody(req)) return true;
+    return this.parse(context, req, http.getResponse<Response>());
+  }
+
+  private async parse(context: ExecutionContext, req: Request, res: Response): Promise<boolean> {
     const limit =
       this.reflector.getAllAndOverride<string | undefined>(BODY_LIMIT, [context.getHandler(), context.getClass()]) ??
       this.options.defaultLimit;
     for (const parse of this.parsersFor(limit)) {
-      await new Promise<void>((resolve, reject) => parse(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+      // body-parser's errors are http-errors objects (status, type, expose): normalizeError maps them.
+      await new Promise<void>((resolve, reject) =>
+        parse(req, res, (error?: unknown) =>
+          error ? reject(error instanceof Error ? error : new Error('body parser failed')) : resolve(),
+        ),
+      );
     }
     if (req.body !== undefined && typeof req.body === 'object' && req.body !== null) {
-      const problem = inspectBody(req.body);
+      const problem = inspectBody(req.body as object);
       if (problem) this.refuse(problem);
     }
-    return next.handle();
+    return true;
   }
 
   private parsersFor(limit: string): RequestHandler[] {
@@ -78,6 +92,13 @@ export class RequestBodyInterceptor implements NestInterceptor {
       details: [detail],
     });
   }
+}
+
+/** What body-parser itself checks first: a body is announced by Content-Length or chunked encoding. */
+function hasBody(req: Request): boolean {
+  return (
+    req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0')
+  );
 }
 
 interface InputProblem {
@@ -126,7 +147,8 @@ function fieldName(path: PathNode | null, skipRootSegment: boolean): string {
   if (skipRootSegment) keys.shift();
   let field = '';
   for (const key of keys) {
-    field += typeof key === 'number' ? `[${key}]` : field ? `.${key.replace(/\u0000/g, '\\u0000')}` : key.replace(/\u0000/g, '\\u0000');
+    const name = typeof key === 'number' ? '' : key.replaceAll('\u0000', '\\u0000');
+    field += typeof key === 'number' ? `[${key}]` : field ? `.${name}` : name;
   }
   return field || (skipRootSegment ? 'url' : 'body');
 }

@@ -1,7 +1,7 @@
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Logger } from 'nestjs-pino';
 import { ConfigError } from '../config/load-config.js';
+import { AppLogger } from '../http/logging.module.js';
 import { WorkerRunner } from './worker-runner.service.js';
 
 export interface RunWorkerOptions<TConfig> {
@@ -31,9 +31,9 @@ export function runWorker<TConfig>(options: RunWorkerOptions<TConfig>): void {
 async function start<TConfig>(options: RunWorkerOptions<TConfig>): Promise<void> {
   const config = options.loadConfig();
   const app = await NestFactory.createApplicationContext(options.module(config), { bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(AppLogger));
   app.enableShutdownHooks();
   const queues = await app.get(WorkerRunner).start({ concurrency: options.concurrency(config) });
   await options.afterStart?.(app, config);
-  app.get(Logger).log(`${options.name} worker consuming ${queues.join(', ') || '(no queues)'}`);
+  app.get(AppLogger).log(`${options.name} worker consuming ${queues.join(', ') || '(no queues)'}`);
 }

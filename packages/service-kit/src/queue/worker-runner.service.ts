@@ -60,7 +60,7 @@ export class WorkerRunner implements BeforeApplicationShutdown, OnApplicationShu
     for (const wrapper of this.discovery.getProviders()) {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
       if (!instance || typeof instance !== 'object') continue;
-      const prototype = Object.getPrototypeOf(instance);
+      const prototype = Object.getPrototypeOf(instance) as Record<string, (job: Job) => Promise<unknown>> | null;
       if (!prototype) continue;
       for (const method of this.scanner.getAllMethodNames(prototype)) {
         const route = this.reflector.get<JobRoute | undefined>(ON_JOB, prototype[method]);

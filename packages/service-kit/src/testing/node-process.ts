@@ -39,8 +39,8 @@ export function startNodeProcess(name: string, options: NodeProcessOptions): Nod
     output += chunk.toString();
     if (output.includes(options.readyWhen)) markReady();
   };
-  child.stdout!.on('data', onChunk);
-  child.stderr!.on('data', onChunk);
+  child.stdout.on('data', onChunk);
+  child.stderr.on('data', onChunk);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
