@@ -11,6 +11,7 @@ import { EventsModule } from './modules/events/events.module.js';
 import { ProjectsModule } from './modules/projects/projects.module.js';
 import { SendModule } from './modules/send/send.module.js';
 import { TemplatesModule } from './modules/templates/templates.module.js';
+import { TrackModule } from './modules/track/track.module.js';
 import { UnsubscribeModule } from './modules/unsubscribe/unsubscribe.module.js';
 import { VerifyModule } from './modules/verify/verify.module.js';
 
@@ -28,6 +29,7 @@ export class AppModule {
         HealthModule,
         ProjectsModule,
         ContactsModule,
+        TrackModule,
         EventsModule,
         VerifyModule,
         TemplatesModule,

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { MailConfig } from '../src/config/mail-config.js';
 import { createMailHttpApp } from '../src/http-setup.js';
-import { generateKeyPair } from '../src/modules/projects/project-keys.js';
+import { generateKeyPair } from '../src/core/auth/project-keys.js';
 import { ProjectsService } from '../src/modules/projects/projects.service.js';
 import { createMailTestEnv, type MailTestEnv } from './support/mail-test-app.js';
 

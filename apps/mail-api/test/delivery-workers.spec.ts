@@ -1,8 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { MailEmailPriority, MailQueue } from '@app/contracts';
 import { QueueService } from '@app/service-kit';
-import { EmailDeliveryQueue } from '../src/modules/delivery/email-delivery.queue.js';
+import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { emailRows, insertEmails, insertVerifiedDomain, waitFor, waitForStatus } from './support/delivery-fixtures.js';
 import { createProject } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
@@ -110,7 +109,7 @@ describe('email delivery across worker processes', () => {
     const rows = await emailRows(db, backlog);
     expect(rows.filter((r) => r.status !== 'SENT' && r.status !== 'QUEUED')).toEqual([]);
     expect(rows.some((r) => r.status === 'QUEUED')).toBe(true);
-    expect(await t.app.get(QueueService).queue(MailQueue.Email).getJobCounts('active')).toEqual({ active: 0 });
+    expect(await t.app.get(QueueService).queue(EMAIL_QUEUE).getJobCounts('active')).toEqual({ active: 0 });
 
     await startWorker('B', {});
     const after = await waitForStatus(db, backlog, ['SENT', 'FAILED'], 40_000);

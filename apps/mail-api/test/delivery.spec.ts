@@ -7,10 +7,10 @@ import { NestFactory } from '@nestjs/core';
 import { simpleParser } from 'mailparser';
 import { dkimVerify } from 'mailauth';
 import { DataSource } from 'typeorm';
-import { MailEmailJob, MailEmailPriority, MailMaintenanceJob, MailQueue } from '@app/contracts';
 import { QueueService, WorkerRunner } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
-import { EmailDeliveryQueue } from '../src/modules/delivery/email-delivery.queue.js';
+import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
+import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { UnsubscribeLinks } from '../src/modules/unsubscribe/unsubscribe-links.js';
 import { WorkerModule } from '../src/worker.module.js';
 import {
@@ -59,7 +59,7 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     const config = { ...t.config, ...overrides };
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
     await worker.get(WorkerRunner).start({
-      queues: [MailQueue.Email, MailQueue.Maintenance],
+      queues: [EMAIL_QUEUE, MAINTENANCE_QUEUE],
     });
     return worker;
   }
@@ -70,9 +70,9 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     return ids;
   }
 
-  const resolver = async (name: string) => {
-    if (name === `${domain.selector}._domainkey.${domain.domain}`) return [domain.dkimRecord.match(/.{1,250}/g)!];
-    throw Object.assign(new Error(`no TXT for ${name}`), { code: 'ENOTFOUND' });
+  const resolver = (name: string) => {
+    if (name === `${domain.selector}._domainkey.${domain.domain}`) return Promise.resolve([domain.dkimRecord.match(/.{1,250}/g)!]);
+    return Promise.reject(Object.assign(new Error(`no TXT for ${name}`), { code: 'ENOTFOUND' }));
   };
 
   it('delivers the message as written: addresses, subject, headers, attachments, Message-ID, a valid DKIM signature', async () => {
@@ -114,7 +114,7 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     ]);
     expect(parsed.headers.has('list-unsubscribe')).toBe(false);
 
-    const dkim = await dkimVerify(message.raw, { resolver: resolver as never });
+    const dkim = await dkimVerify(message.raw, { resolver });
     expect(dkim.results).toHaveLength(1);
     expect(dkim.results[0]).toMatchObject({ signingDomain: DOMAIN, selector: domain.selector, status: { result: 'pass' } });
   }, 60_000);
@@ -132,7 +132,7 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     expect(line('list-unsubscribe')).toBe(`List-Unsubscribe: <${url}>`);
     expect(line('list-unsubscribe-post')).toBe('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
     // RFC 8058: both headers must be covered by the DKIM signature.
-    const dkim = await dkimVerify(sink.messagesFor([id])[0].raw, { resolver: resolver as never });
+    const dkim = await dkimVerify(sink.messagesFor([id])[0].raw, { resolver });
     expect(dkim.results[0].status.result).toBe('pass');
     expect(line('dkim-signature')).toMatch(/h=[^;]*list-unsubscribe:list-unsubscribe-post/i);
   }, 60_000);
@@ -169,7 +169,7 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     await new Promise((r) => setTimeout(r, 3000));
     expect((await emailRows(db, [id]))[0]).toMatchObject({ status: 'FAILED', attempts: 1 });
     expect(sink.refusals.length - refusalsBefore).toBe(1);
-    expect(await t.app.get(QueueService).queue(MailQueue.Email).getJob(id)).toBeUndefined();
+    expect(await t.app.get(QueueService).queue(EMAIL_QUEUE).getJob(id)).toBeUndefined();
   }, 60_000);
 
   it('an email whose from domain is not verified fails permanently and sends nothing', async () => {
@@ -186,7 +186,7 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     const [id] = await queueEmails([{ subject: 'once' }]);
     const deliveryQueue = t.app.get(EmailDeliveryQueue);
     await deliveryQueue.enqueue([{ id, projectId, priority: MailEmailPriority.Transactional }]);
-    const queue = t.app.get(QueueService).queue(MailQueue.Email);
+    const queue = t.app.get(QueueService).queue(EMAIL_QUEUE);
     // Another job id for the same email: what a redelivery or a producer bug looks like to the processor.
     await queue.add(MailEmailJob.Deliver, { emailId: id, projectId }, { jobId: `${id}-dup` });
     expect(await queue.getJobCounts('prioritized', 'waiting')).toEqual({ prioritized: 1, waiting: 1 });
@@ -224,7 +224,7 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     expect(order.length).toBeLessThan(10);
     await worker!.close(); // the rest of the backlog stays queued; later tests do not wait for it
     worker = null;
-    await t.app.get(QueueService).queue(MailQueue.Email).obliterate({ force: true });
+    await t.app.get(QueueService).queue(EMAIL_QUEUE).obliterate({ force: true });
     await db.query(`UPDATE emails SET status = 'FAILED', error = 'test cleanup' WHERE id = ANY($1::uuid[]) AND status = 'QUEUED'`, [
       campaign,
     ]);
@@ -233,12 +233,12 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
   it('the requeue job rebuilds the queue from Postgres after Redis lost it', async () => {
     const ids = await queueEmails([{ subject: 'lost 1' }, { subject: 'lost 2' }, { subject: 'lost 3' }]);
     const queues = t.app.get(QueueService);
-    await queues.queue(MailQueue.Email).obliterate({ force: true });
-    expect(await queues.queue(MailQueue.Email).getJobCounts('prioritized', 'waiting')).toEqual({ prioritized: 0, waiting: 0 });
+    await queues.queue(EMAIL_QUEUE).obliterate({ force: true });
+    expect(await queues.queue(EMAIL_QUEUE).getJobCounts('prioritized', 'waiting')).toEqual({ prioritized: 0, waiting: 0 });
     // Rows only count as lost once they are a minute old.
     await db.query(`UPDATE emails SET queued_at = now() - interval '2 minutes' WHERE id = ANY($1::uuid[])`, [ids]);
     await startWorker();
-    await queues.add(MailQueue.Maintenance, MailMaintenanceJob.RequeueEmails, {});
+    await queues.add(MAINTENANCE_QUEUE, MailMaintenanceJob.RequeueEmails, {});
     const rows = await waitForStatus(db, ids, ['SENT', 'FAILED']);
     expect(rows.map((r) => r.status)).toEqual(['SENT', 'SENT', 'SENT']);
     expect(sink.messagesFor(ids)).toHaveLength(3);
@@ -255,7 +255,7 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
       const raw = readFileSync(file);
       const parsed = await simpleParser(raw);
       expect(parsed).toMatchObject({ subject: 'Look at me', messageId: `<${id}@${DOMAIN}>` });
-      expect((await dkimVerify(raw, { resolver: resolver as never })).results[0].status.result).toBe('pass');
+      expect((await dkimVerify(raw, { resolver })).results[0].status.result).toBe('pass');
     } finally {
       rmSync(outboxDir, { recursive: true, force: true });
     }

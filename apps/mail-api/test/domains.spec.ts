@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createPublicKey, createSign, createVerify } from 'node:crypto';
 import request, { type Response } from 'supertest';
 import { NestFactory } from '@nestjs/core';
-import { MailMaintenanceJob, MailQueue, type MailDomain, type MailProjectCredentials } from '@app/contracts';
+import { type MailDomain, type MailProjectCredentials } from '@app/contracts';
 import { QueueService, WorkerRunner } from '@app/service-kit';
 import type { ProjectContext } from '../src/core/auth/project-context.js';
+import { projectScope } from '../src/core/scope/project-scope.js';
 import { DomainsJobs } from '../src/modules/domains/domains.jobs.js';
 import { DomainsService } from '../src/modules/domains/domains.service.js';
+import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { startDnsTestServer, type DnsTestServer } from './support/dns-test-server.js';
 import { bearer, createProject, expectMailError, expectValidationError } from './support/mail-api-helpers.js';
@@ -246,7 +248,7 @@ describe('mail /domains against a real DNS server', () => {
       delete dns.zones[domain.records[1].name];
       const failed = status(await verify(domain.id), 200);
       expect(failed.body).toMatchObject({ status: 'FAILED', verified: false, verifiedAt: null });
-      expect(await service().dkimForDomain(p.id, 'recheck.example')).toBeNull();
+      expect(await service().dkimForDomain(projectScope(p.id), 'recheck.example')).toBeNull();
     });
   });
 
@@ -274,9 +276,9 @@ describe('mail /domains against a real DNS server', () => {
     const worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
     try {
       const runner = worker.get(WorkerRunner);
-      expect([...(runner.discoverHandlers().get(MailQueue.Maintenance)?.keys() ?? [])]).toContain(MailMaintenanceJob.RecheckDomains);
-      await runner.start({ queues: [MailQueue.Maintenance] });
-      await t.app.get(QueueService).add(MailQueue.Maintenance, MailMaintenanceJob.RecheckDomains, {});
+      expect([...(runner.discoverHandlers().get(MAINTENANCE_QUEUE)?.keys() ?? [])]).toContain(MailMaintenanceJob.RecheckDomains);
+      await runner.start({ queues: [MAINTENANCE_QUEUE] });
+      await t.app.get(QueueService).add(MAINTENANCE_QUEUE, MailMaintenanceJob.RecheckDomains, {});
       const deadline = Date.now() + 15_000;
       while ((await get(pending.id)).body.status !== 'VERIFIED' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect((await get(pending.id)).body).toMatchObject({ status: 'VERIFIED', verified: true });
@@ -319,9 +321,9 @@ describe('mail /domains against a real DNS server', () => {
       await expect(service().senderDomain({ id: q.id, name: q.name, keyKind: 'secret' }, 'a@sender.example')).rejects.toMatchObject({
         code: 'DOMAIN_NOT_VERIFIED',
       });
-      expect(await service().dkimForDomain(p.id, 'SENDER.example')).toEqual(sender);
-      expect(await service().dkimForDomain(p.id, 'pending-sender.example')).toBeNull();
-      expect(await service().dkimForDomain(q.id, 'sender.example')).toBeNull();
+      expect(await service().dkimForDomain(projectScope(p.id), 'SENDER.example')).toEqual(sender);
+      expect(await service().dkimForDomain(projectScope(p.id), 'pending-sender.example')).toBeNull();
+      expect(await service().dkimForDomain(projectScope(q.id), 'sender.example')).toBeNull();
       keyLines.push(
         ...sender.dkimPrivateKey
           .split('\n')

@@ -7,11 +7,11 @@ import { NestFactory } from '@nestjs/core';
 import { simpleParser } from 'mailparser';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { MailEmailPriority, MailQueue, type MailProjectCredentials } from '@app/contracts';
+import { type MailProjectCredentials } from '@app/contracts';
 import { listen, WorkerRunner } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
-import { EmailDeliveryQueue } from '../src/modules/delivery/email-delivery.queue.js';
 import { createMailHttpApp } from '../src/http-setup.js';
+import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { ProjectsService } from '../src/modules/projects/projects.service.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { insertEmails, insertVerifiedDomain, waitForStatus } from './support/delivery-fixtures.js';
@@ -45,7 +45,7 @@ describe('unverified sender domains and the development outbox', () => {
 
   async function startWorker(config: MailConfig): Promise<void> {
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [MailQueue.Email] });
+    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE] });
   }
 
   describe('outbox transport, outside production', () => {

@@ -9,10 +9,10 @@ import { dkimVerify } from 'mailauth';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
-import { MailQueue } from '@app/contracts';
 import { WorkerRunner } from '@app/service-kit';
 import { loadMailConfig } from '../src/config/mail-config.js';
 import { createMailHttpApp } from '../src/http-setup.js';
+import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import { DkimKeyCipher } from '../src/modules/domains/dkim-key-cipher.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { insertVerifiedDomain, waitForStatus } from './support/delivery-fixtures.js';
@@ -63,15 +63,15 @@ describe('DKIM private keys are encrypted at rest (issue #11, 15)', () => {
       .expect(200);
     const id = res.body.data.emails[0].email as string;
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [MailQueue.Email] });
+    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE] });
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED']);
     expect({ status: row.status, error: row.error }).toEqual({ status: 'SENT', error: null });
     return sink.messagesFor([id])[0].raw;
   }
 
-  const resolverFor = (records: Record<string, string>) => async (name: string) => {
-    if (records[name]) return [records[name].match(/.{1,250}/g)!];
-    throw Object.assign(new Error(`no TXT for ${name}`), { code: 'ENOTFOUND' });
+  const resolverFor = (records: Record<string, string>) => (name: string) => {
+    if (records[name]) return Promise.resolve([records[name].match(/.{1,250}/g)!]);
+    return Promise.reject(Object.assign(new Error(`no TXT for ${name}`), { code: 'ENOTFOUND' }));
   };
 
   it("a new domain's key is stored sealed (no PEM in the row), and its mail is still DKIM-signed", async () => {
@@ -83,7 +83,7 @@ describe('DKIM private keys are encrypted at rest (issue #11, 15)', () => {
 
     const raw = await sendAndDeliver('hello@sealed.example.com');
     const records = Object.fromEntries(domain.records.map((r) => [r.name, r.value]));
-    const dkim = await dkimVerify(raw, { resolver: resolverFor(records) as never });
+    const dkim = await dkimVerify(raw, { resolver: resolverFor(records) });
     expect(dkim.results).toHaveLength(1);
     expect(dkim.results[0]).toMatchObject({ signingDomain: 'sealed.example.com', status: { result: 'pass' } });
   }, 60_000);
@@ -109,7 +109,7 @@ describe('DKIM private keys are encrypted at rest (issue #11, 15)', () => {
 
     const raw = await sendAndDeliver('news@legacy.example.com');
     const dkim = await dkimVerify(raw, {
-      resolver: resolverFor({ [`${legacy.selector}._domainkey.legacy.example.com`]: legacy.dkimRecord }) as never,
+      resolver: resolverFor({ [`${legacy.selector}._domainkey.legacy.example.com`]: legacy.dkimRecord }),
     });
     expect(dkim.results[0]).toMatchObject({ signingDomain: 'legacy.example.com', status: { result: 'pass' } });
   }, 60_000);

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, it } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { generateKeyPair, storedKeyPair, type ProjectKeyPair } from '../src/modules/projects/project-keys.js';
+import { generateKeyPair, storedKeyPair, type ProjectKeyPair } from '../src/core/auth/project-keys.js';
 import { bearer, createProject, expectMailError } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 

@@ -38,7 +38,7 @@ describe('mail probes and docs', () => {
     expect(doc.body.info.title).toBe('mail-api');
     expect(doc.body.info.description).toContain('{success: false, error: {code, message, statusCode, requestId');
     expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/healthz', '/readyz']));
-    const schemes = Object.values(doc.body.components.securitySchemes) as { scheme: string; description: string }[];
+    const schemes = Object.values<{ scheme: string; description: string }>(doc.body.components.securitySchemes);
     expect(schemes).toEqual([expect.objectContaining({ scheme: 'bearer' })]);
     expect(schemes[0].description).toMatch(/sk_.*pk_/);
   });

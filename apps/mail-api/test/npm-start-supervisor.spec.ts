@@ -55,7 +55,7 @@ describe('npm start supervises the services it runs', () => {
     const [workerPid] = pidsOf('mail-worker');
     const [apiPid] = pidsOf('mail-api');
     expect(workerPid).toBeGreaterThan(0);
-    process.kill(workerPid!, 'SIGKILL');
+    process.kill(workerPid, 'SIGKILL');
     await waitFor(() => (pidsOf('mail-worker').length === 2 ? true : null), 15_000, `a restarted worker:\n${output}`);
     expect(output).toContain('mail-worker was killed by SIGKILL unexpectedly: restarting it in 1 s');
     expect(pidsOf('mail-worker')[1]).not.toBe(workerPid);

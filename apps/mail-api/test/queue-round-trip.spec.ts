@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { MailEmailJob, MailMaintenanceJob, MailQueue, MaintenanceJob } from '@app/contracts';
+import { MaintenanceJob } from '@app/contracts';
 import { heartbeatKey, QueueService, WorkerRunner } from '@app/service-kit';
 import { waitFor } from '@app/service-kit/testing';
+import { EMAIL_QUEUE, MailEmailJob } from '../src/modules/delivery/email-delivery.queue.js';
+import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 
@@ -26,8 +28,8 @@ describe('mail BullMQ round trip through a real Redis', () => {
 
   it('the worker discovers the processors the modules declare', () => {
     const handlers = worker.get(WorkerRunner).discoverHandlers();
-    expect([...handlers.keys()].sort()).toEqual([MailQueue.Email, MailQueue.Maintenance].sort());
-    expect([...(handlers.get(MailQueue.Maintenance)?.keys() ?? [])].sort()).toEqual(
+    expect([...handlers.keys()].sort()).toEqual([EMAIL_QUEUE, MAINTENANCE_QUEUE].sort());
+    expect([...(handlers.get(MAINTENANCE_QUEUE)?.keys() ?? [])].sort()).toEqual(
       [
         MaintenanceJob.WorkerHeartbeat,
         MailMaintenanceJob.RecheckDomains,
@@ -36,19 +38,19 @@ describe('mail BullMQ round trip through a real Redis', () => {
         MailMaintenanceJob.PurgeSendRequests,
       ].sort(),
     );
-    expect([...(handlers.get(MailQueue.Email)?.keys() ?? [])]).toEqual([MailEmailJob.Deliver]);
+    expect([...(handlers.get(EMAIL_QUEUE)?.keys() ?? [])]).toEqual([MailEmailJob.Deliver]);
   });
 
   it('a heartbeat enqueued by the API is processed by the worker', async () => {
-    expect(await worker.get(WorkerRunner).start({ concurrency: 2, queues: [MailQueue.Maintenance] })).toEqual([MailQueue.Maintenance]);
+    expect(await worker.get(WorkerRunner).start({ concurrency: 2, queues: [MAINTENANCE_QUEUE] })).toEqual([MAINTENANCE_QUEUE]);
     const probeId = randomUUID();
     const requestedAt = new Date().toISOString();
-    const jobId = await api.app.get(QueueService).add(MailQueue.Maintenance, MaintenanceJob.WorkerHeartbeat, { probeId, requestedAt });
+    const jobId = await api.app.get(QueueService).add(MAINTENANCE_QUEUE, MaintenanceJob.WorkerHeartbeat, { probeId, requestedAt });
     expect(jobId).toBeDefined();
     const answer = await waitFor(() => redis.get(heartbeatKey(api.config.queuePrefix, probeId)), 10_000, 'the heartbeat answer');
     expect(JSON.parse(answer)).toMatchObject({ requestedAt, pid: process.pid });
     // The answer is written while the job runs; its completion is recorded just after.
-    const queue = api.app.get(QueueService).queue(MailQueue.Maintenance);
+    const queue = api.app.get(QueueService).queue(MAINTENANCE_QUEUE);
     const job = await waitFor(
       async () => {
         const j = await queue.getJob(jobId!);
@@ -62,7 +64,7 @@ describe('mail BullMQ round trip through a real Redis', () => {
   });
 
   it('a job with an unknown name fails without retries', async () => {
-    const queue = api.app.get(QueueService).queue(MailQueue.Maintenance);
+    const queue = api.app.get(QueueService).queue(MAINTENANCE_QUEUE);
     const job = await queue.add('no.such.job', {}, { attempts: 3 });
     // Waits for the job to finish either way (a retried attempt is not finished), then checks how.
     const finished = await waitFor(
@@ -74,7 +76,7 @@ describe('mail BullMQ round trip through a real Redis', () => {
       'the job to finish',
     );
     expect(await finished.getState()).toBe('failed');
-    expect(finished.failedReason).toBe(`no handler for job ${MailQueue.Maintenance}/no.such.job`);
+    expect(finished.failedReason).toBe(`no handler for job ${MAINTENANCE_QUEUE}/no.such.job`);
     expect(finished.attemptsMade).toBe(1);
   });
 });

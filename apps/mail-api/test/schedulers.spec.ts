@@ -2,8 +2,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import request from 'supertest';
 import type { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { MailMaintenanceJob, MailQueue, type MailDomain, type MailProjectCredentials } from '@app/contracts';
+import { type MailDomain, type MailProjectCredentials } from '@app/contracts';
 import { QueueService } from '@app/service-kit';
+import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
+import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { emailRows, insertEmails, insertSendRequest, insertVerifiedDomain, waitFor, waitForStatus } from './support/delivery-fixtures.js';
 import { startDnsTestServer, type DnsTestServer } from './support/dns-test-server.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
@@ -45,7 +47,7 @@ describe('mail job schedulers (real worker processes)', () => {
     // No MAIL_SMTP_URL: delivered mail goes to the outbox directory, enough to see an email sent.
     t = await startMailApp({ env: { MAIL_DNS_SERVERS: dns.address, MAIL_DOMAIN_RECHECK_SECONDS: String(RECHECK_SECONDS) } });
     db = t.app.get(DataSource);
-    queue = t.app.get(QueueService).queue(MailQueue.Maintenance);
+    queue = t.app.get(QueueService).queue(MAINTENANCE_QUEUE);
     project = await createProject(t, 'Schedulers');
   });
   afterEach(async () => {
@@ -55,7 +57,7 @@ describe('mail job schedulers (real worker processes)', () => {
     }
     // Each test starts without schedulers or jobs.
     await queue.obliterate({ force: true });
-    await t.app.get(QueueService).queue(MailQueue.Email).obliterate({ force: true });
+    await t.app.get(QueueService).queue(EMAIL_QUEUE).obliterate({ force: true });
   });
   afterAll(async () => {
     await t?.close();
@@ -138,7 +140,7 @@ describe('mail job schedulers (real worker processes)', () => {
     // A QUEUED email with no job in Redis (as after losing Redis), old enough to count as lost.
     const [lost] = await insertEmails(db, project.id, [{ from: 'ops@requeue.example.com', subject: 'lost' }]);
     await db.query(`UPDATE emails SET queued_at = now() - interval '2 minutes' WHERE id = $1`, [lost]);
-    expect(await t.app.get(QueueService).queue(MailQueue.Email).getJob(lost)).toBeUndefined();
+    expect(await t.app.get(QueueService).queue(EMAIL_QUEUE).getJob(lost)).toBeUndefined();
 
     await startWorker('A');
     const [row] = await waitForStatus(db, [lost], ['SENT', 'FAILED'], 30_000);

@@ -4,8 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import { dkimVerify } from 'mailauth';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { MailQueue, type MailDomain, type MailProjectCredentials } from '@app/contracts';
+import { type MailDomain, type MailProjectCredentials } from '@app/contracts';
 import { WorkerRunner } from '@app/service-kit';
+import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import { SendJobs } from '../src/modules/send/send.jobs.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { waitForStatus } from './support/delivery-fixtures.js';
@@ -53,7 +54,7 @@ describe('POST /v1/send', () => {
 
   async function startWorker(): Promise<void> {
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [MailQueue.Email] });
+    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE] });
   }
 
   const send = (body: object, headers: Record<string, string> = {}) => request(t.url).post('/v1/send').set(auth).set(headers).send(body);
@@ -63,10 +64,10 @@ describe('POST /v1/send', () => {
                 FROM emails WHERE id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], id)`,
       [ids],
     );
-  const resolver = async (name: string) => {
+  const resolver = (name: string) => {
     const record = domain.records.find((r) => r.name === name);
-    if (record) return [record.value.match(/.{1,250}/g)];
-    throw Object.assign(new Error(`no TXT for ${name}`), { code: 'ENOTFOUND' });
+    if (record) return Promise.resolve([record.value.match(/.{1,250}/g)]);
+    return Promise.reject(Object.assign(new Error(`no TXT for ${name}`), { code: 'ENOTFOUND' }));
   };
 
   describe('accepting a send', () => {

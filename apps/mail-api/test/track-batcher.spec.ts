@@ -3,7 +3,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
 import { parseContactData } from '../src/modules/contacts/contact-data.js';
-import { groupBatch, TrackBatcher, type TrackCommand } from '../src/modules/events/track-batcher.js';
+import { groupBatch, TrackBatcher, type TrackCommand } from '../src/modules/track/track-batcher.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 

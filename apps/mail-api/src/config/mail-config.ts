@@ -3,7 +3,7 @@ import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-vali
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { ConfigError, defaultDataDir, devSecret, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
-import { PUBLIC_KEY_PATTERN, SECRET_KEY_PATTERN } from '../modules/projects/project-keys.js';
+import { PUBLIC_KEY_PATTERN, SECRET_KEY_PATTERN } from '../core/auth/project-keys.js';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
 const REDIS_URL = /^rediss?:\/\//;

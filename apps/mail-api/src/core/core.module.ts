@@ -4,9 +4,11 @@ import { jsonLoggingModule, QueueModule } from '@app/service-kit';
 import { SECRET_PATH_PREFIXES } from './http/secret-paths.js';
 import { MAIL_CONFIG, type MailConfig } from '../config/mail-config.js';
 import { mailDataSourceOptions } from './database/data-source-options.js';
-import { Sql } from './database/sql.service.js';
 
-/** What both entries (API and worker) stand on: config, JSON logs, Postgres (TypeORM and `Sql`), Redis and the queues. */
+/**
+ * What both entries (API and worker) stand on: config, JSON logs, Postgres (a TypeORM DataSource that
+ * repositories use through service-kit's `query` helpers), Redis and the queues.
+ */
 @Global()
 @Module({})
 export class CoreModule {
@@ -18,8 +20,8 @@ export class CoreModule {
         TypeOrmModule.forRoot(mailDataSourceOptions(config.databaseUrl)),
         QueueModule.forRoot({ url: config.redisUrl, queuePrefix: config.queuePrefix }),
       ],
-      providers: [{ provide: MAIL_CONFIG, useValue: config }, Sql],
-      exports: [MAIL_CONFIG, Sql],
+      providers: [{ provide: MAIL_CONFIG, useValue: config }],
+      exports: [MAIL_CONFIG],
     };
   }
 }

@@ -10,5 +10,6 @@ export const PublicKeyAllowed = () => SetMetadata(PUBLIC_KEY_ALLOWED, true);
 
 /** The calling project, set by the ApiKeyGuard. */
 export const CurrentProject = createParamDecorator(
-  (_data: unknown, ctx: ExecutionContext): ProjectContext => ctx.switchToHttp().getRequest()[PROJECT_CONTEXT_PROPERTY],
+  (_data: unknown, ctx: ExecutionContext): ProjectContext =>
+    ctx.switchToHttp().getRequest<Record<string, ProjectContext>>()[PROJECT_CONTEXT_PROPERTY],
 );

@@ -1,4 +1,4 @@
-import type { ProjectKeyKind } from '../../modules/projects/project-keys.js';
+import type { ProjectKeyKind } from './project-keys.js';
 
 /**
  * Who is calling: the project the API key belongs to. Every service method that touches project data

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
-import { hashKey, keyKindOf } from '../../modules/projects/project-keys.js';
-import { ProjectsService, type ProjectKeyMatch } from '../../modules/projects/projects.service.js';
+import { hashKey, keyKindOf } from './project-keys.js';
+import { ProjectKeysRepository, type ProjectKeyMatch } from './project-keys.repository.js';
 
 const MAX_ENTRIES = 10_000;
 const MAX_UNKNOWN_ENTRIES = 10_000;
@@ -59,7 +60,8 @@ export class ProjectKeyCache {
   private readonly pending = new Map<string, Promise<ProjectKeyMatch | null>>();
 
   constructor(
-    private readonly projects: ProjectsService,
+    private readonly dataSource: DataSource,
+    private readonly projectKeys: ProjectKeysRepository,
     @Inject(MAIL_CONFIG) config: MailConfig,
   ) {
     this.known = new ExpiringMap(config.keyCacheTtlSeconds * 1000, MAX_ENTRIES);
@@ -82,7 +84,7 @@ export class ProjectKeyCache {
 
   private async lookup(hash: string, rawKey: string): Promise<ProjectKeyMatch | null> {
     try {
-      const match = await this.projects.findByKey(rawKey);
+      const match = await this.projectKeys.findByKey(this.dataSource, rawKey);
       if (match) {
         this.unknown.delete(hash);
         this.known.set(hash, match);

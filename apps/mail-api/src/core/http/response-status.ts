@@ -20,7 +20,7 @@ export class ResponseStatusInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
-      map((result) => {
+      map((result: unknown): unknown => {
         if (!(result instanceof WithStatus)) return result;
         this.adapterHost.httpAdapter.status(context.switchToHttp().getResponse(), result.status);
         return result.body;

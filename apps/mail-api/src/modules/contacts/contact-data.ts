@@ -19,9 +19,10 @@ export interface ContactDataPatch {
   event: Record<string, ContactDataPrimitive>;
 }
 
-const EMPTY_PATCH: ContactDataPatch = Object.freeze({ set: {}, unset: [], event: {} }) as ContactDataPatch;
+const EMPTY_PATCH: ContactDataPatch = Object.freeze({ set: {}, unset: [], event: {} });
 
 /** jsonb refuses U+0000 and unpaired UTF-16 surrogates (JSON.stringify writes both as escapes it cannot store). */
+// eslint-disable-next-line no-control-regex -- matching U+0000 is the point: jsonb cannot store it
 const NOT_STORABLE_IN_JSONB = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

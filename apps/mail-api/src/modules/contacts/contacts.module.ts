@@ -3,5 +3,10 @@ import { ContactsController } from './contacts.controller.js';
 import { ContactsRepository } from './contacts.repository.js';
 import { ContactsService } from './contacts.service.js';
 
-@Module({ controllers: [ContactsController], providers: [ContactsService, ContactsRepository], exports: [ContactsService] })
+/** /contacts; `ContactsRepository` is the one writer of `contacts`, for send and unsubscribe too. */
+@Module({
+  controllers: [ContactsController],
+  providers: [ContactsService, ContactsRepository],
+  exports: [ContactsService, ContactsRepository],
+})
 export class ContactsModule {}

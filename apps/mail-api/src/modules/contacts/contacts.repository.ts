@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { ContactDataPrimitive, MailContact } from '@app/contracts';
-import { likePattern, SqlWhere } from '@app/service-kit';
+import { likePattern, queryPrepared, SqlWhere, type Db } from '@app/service-kit';
 import { keysetPage } from '../../core/database/keyset-page.js';
-import { Sql } from '../../core/database/sql.service.js';
+import type { ProjectScope } from '../../core/scope/project-scope.js';
 import type { ContactDataPatch } from './contact-data.js';
 
 export const CONTACT_COLUMNS = 'id, email, subscribed, data, created_at, updated_at';
@@ -45,6 +45,13 @@ export function upsertContactSql(source = 'VALUES ($1::uuid, $2::text, coalesce(
         updated_at = now()`;
 }
 
+export interface ContactChange {
+  email: string;
+  /** Undefined: true for a new contact, unchanged for an existing one. */
+  subscribed?: boolean;
+  patch: ContactDataPatch;
+}
+
 export interface ContactListFilter {
   limit: number;
   /** Keyset: only contacts older than this id (pages run newest first). */
@@ -53,58 +60,99 @@ export interface ContactListFilter {
   search?: string;
 }
 
+/**
+ * The one writer of `contacts`: the contacts API, and every other feature that creates or changes a
+ * contact (send's recipients, unsubscribe links) goes through these methods, passing its transaction.
+ * The single exception is /v1/track, whose one statement (track.repository.ts, which says why) upserts
+ * the contact with `upsertContactSql` and records the event. Every statement is scoped to one project.
+ * Named prepared statements: the contact pages and send are hot paths, and the texts are fixed.
+ */
 @Injectable()
 export class ContactsRepository {
-  constructor(private readonly sql: Sql) {}
-
-  async upsert(
-    projectId: string,
-    email: string,
-    subscribed: boolean | undefined,
-    patch: ContactDataPatch,
-  ): Promise<{ row: ContactRow; inserted: boolean }> {
-    const [row] = await this.sql.query<ContactRow & { inserted: boolean }>(
+  async upsert(db: Db, scope: ProjectScope, input: ContactChange): Promise<{ row: ContactRow; inserted: boolean }> {
+    const [row] = await queryPrepared<ContactRow & { inserted: boolean }>(
+      db,
       `${upsertContactSql()} RETURNING ${CONTACT_COLUMNS}, (xmax = 0) AS inserted`,
-      [projectId, email, subscribed ?? null, JSON.stringify(patch.set), patch.unset],
+      [scope.projectId, input.email, input.subscribed ?? null, JSON.stringify(input.patch.set), input.patch.unset],
     );
     const { inserted, ...contact } = row;
     return { row: contact, inserted };
   }
 
   /** One page (limit + 1 rows, newest first) and the total matching the filters. */
-  list(projectId: string, filter: ContactListFilter): Promise<{ rows: ContactRow[]; total: number }> {
-    const where = new SqlWhere().add('project_id = ?', projectId);
+  list(db: Db, scope: ProjectScope, filter: ContactListFilter): Promise<{ rows: ContactRow[]; total: number }> {
+    const where = new SqlWhere().add('project_id = ?', scope.projectId);
     if (filter.subscribed !== undefined) where.add('subscribed = ?', filter.subscribed);
     // The expression matches the trigram index contacts_email_trgm_idx.
     if (filter.search) where.add('lower(email) LIKE ?', likePattern(filter.search.toLowerCase()));
     const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit };
-    return keysetPage<ContactRow>(this.sql, { select: CONTACT_COLUMNS, from: 'contacts', idColumn: 'id', ...page });
+    return keysetPage<ContactRow>(db, { select: CONTACT_COLUMNS, from: 'contacts', idColumn: 'id', ...page });
   }
 
-  async findById(projectId: string, id: string): Promise<ContactRow | null> {
-    const [row] = await this.sql.query<ContactRow>(`SELECT ${CONTACT_COLUMNS} FROM contacts WHERE project_id = $1 AND id = $2`, [
-      projectId,
+  async findById(db: Db, scope: ProjectScope, id: string): Promise<ContactRow | null> {
+    const [row] = await queryPrepared<ContactRow>(db, `SELECT ${CONTACT_COLUMNS} FROM contacts WHERE project_id = $1 AND id = $2`, [
+      scope.projectId,
       id,
     ]);
     return row ?? null;
   }
 
-  async update(projectId: string, id: string, subscribed: boolean | undefined, patch: ContactDataPatch): Promise<ContactRow | null> {
-    const [row] = await this.sql.query<ContactRow>(
+  async update(
+    db: Db,
+    scope: ProjectScope,
+    input: { id: string; subscribed?: boolean; patch: ContactDataPatch },
+  ): Promise<ContactRow | null> {
+    const [row] = await queryPrepared<ContactRow>(
+      db,
       `UPDATE contacts
           SET subscribed = coalesce($3::boolean, subscribed),
               data = (data || $4::jsonb) - $5::text[],
               updated_at = now()
         WHERE project_id = $1 AND id = $2
         RETURNING ${CONTACT_COLUMNS}`,
-      [projectId, id, subscribed ?? null, JSON.stringify(patch.set), patch.unset],
+      [scope.projectId, input.id, input.subscribed ?? null, JSON.stringify(input.patch.set), input.patch.unset],
     );
     return row ?? null;
   }
 
   /** Deletes the contact and, by cascade, its events. Returns whether there was one. */
-  async delete(projectId: string, id: string): Promise<boolean> {
-    const rows = await this.sql.query(`DELETE FROM contacts WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id]);
+  async delete(db: Db, scope: ProjectScope, id: string): Promise<boolean> {
+    const rows = await queryPrepared(db, `DELETE FROM contacts WHERE project_id = $1 AND id = $2 RETURNING id`, [scope.projectId, id]);
     return rows.length > 0;
+  }
+
+  /**
+   * POST /v1/send: one contact per recipient, created (`subscribed` as given, else false: a
+   * transactional send is no opt-in) or found; existing contacts change only when `subscribed` is
+   * given. Rows are taken in email order so concurrent sends to overlapping lists cannot deadlock.
+   * Returns ids by lower-cased email.
+   */
+  async upsertRecipients(
+    tx: Db,
+    scope: ProjectScope,
+    input: { emails: string[]; subscribed: boolean | null },
+  ): Promise<Map<string, string>> {
+    const rows = await queryPrepared<{ id: string; email: string }>(
+      tx,
+      `INSERT INTO contacts (project_id, email, subscribed)
+       SELECT $1, e.email, coalesce($3::boolean, false) FROM unnest($2::text[]) AS e(email) ORDER BY lower(e.email)
+       ON CONFLICT (project_id, (lower(email))) DO UPDATE
+         SET subscribed = coalesce($3::boolean, contacts.subscribed),
+             updated_at = CASE WHEN $3::boolean IS NULL THEN contacts.updated_at ELSE now() END
+       RETURNING id, lower(email) AS email`,
+      [scope.projectId, input.emails, input.subscribed],
+    );
+    return new Map(rows.map((r) => [r.email, r.id]));
+  }
+
+  /**
+   * An unsubscribe link: `subscribed` becomes false. `AND subscribed` keeps a repeat from touching
+   * the row; a deleted contact changes nothing.
+   */
+  async unsubscribe(db: Db, scope: ProjectScope, contactId: string): Promise<void> {
+    await queryPrepared(db, `UPDATE contacts SET subscribed = false, updated_at = now() WHERE project_id = $1 AND id = $2 AND subscribed`, [
+      scope.projectId,
+      contactId,
+    ]);
   }
 }

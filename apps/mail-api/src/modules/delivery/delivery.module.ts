@@ -8,11 +8,12 @@ import { MailTransport } from './mail-transport.js';
 /**
  * The email queue: the producer (`EmailDeliveryQueue`, for the send endpoint, campaigns and
  * workflows) and the throttled delivery processor with its requeue sweep (run by the worker; the
- * limiter and concurrency are in email-queue-options.ts).
+ * limiter and concurrency are in email-queue-options.ts). `EmailDeliveryRepository` is the one writer
+ * of `emails` (the send endpoint inserts its rows through it).
  */
 @Module({
   imports: [UnsubscribeModule],
   providers: [EmailDeliveryQueue, EmailDeliveryRepository, EmailDeliveryJobs, MailTransport],
-  exports: [EmailDeliveryQueue],
+  exports: [EmailDeliveryQueue, EmailDeliveryRepository],
 })
 export class DeliveryModule {}

@@ -1,10 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { MailEmailJob, MailMaintenanceJob, MailQueue, type MailEmailDeliverPayload } from '@app/contracts';
+import { DataSource } from 'typeorm';
 import { OnJob, type OwnsQueueWorkerOptions, type QueueWorkerOptions } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
+import { projectScope, type ProjectScope } from '../../core/scope/project-scope.js';
+import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../maintenance/maintenance.queue.js';
 import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
-import { EmailDeliveryQueue, priorityOf } from './email-delivery.queue.js';
+import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, priorityOf, type MailEmailDeliverPayload } from './email-delivery.queue.js';
 import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
 import { buildMessage, domainOf } from './email-message.js';
 import { emailQueueWorkerOptions } from './email-queue-options.js';
@@ -41,6 +43,7 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
   private readonly logger = new Logger(EmailDeliveryJobs.name);
 
   constructor(
+    private readonly dataSource: DataSource,
     private readonly emails: EmailDeliveryRepository,
     private readonly transport: MailTransport,
     private readonly links: UnsubscribeLinks,
@@ -50,28 +53,31 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
 
   /** The email queue's worker: the deployment-wide sending limiter, its concurrency and lock. */
   queueWorkerOptions(queue: string): QueueWorkerOptions | undefined {
-    return queue === MailQueue.Email ? emailQueueWorkerOptions(this.config) : undefined;
+    return queue === EMAIL_QUEUE ? emailQueueWorkerOptions(this.config) : undefined;
   }
 
-  @OnJob({ queue: MailQueue.Email, name: MailEmailJob.Deliver })
+  @OnJob({ queue: EMAIL_QUEUE, name: MailEmailJob.Deliver })
   async deliver(job: Job<MailEmailDeliverPayload>): Promise<DeliveryOutcome> {
     const { emailId, projectId } = job.data;
     if (!UUID.test(emailId) || !UUID.test(projectId)) throw new UnrecoverableError(`malformed email job ${job.id}`);
-    const email = await this.emails.claim(emailId, projectId, this.config.sendLockSeconds);
-    if (!email) return this.notClaimed(job);
+    const scope = projectScope(projectId);
+    const email = await this.emails.claim(this.dataSource, scope, { emailId, lockSeconds: this.config.sendLockSeconds });
+    if (!email) return this.notClaimed(job, scope);
     const refusal = this.refusal(email);
     if (refusal) {
-      await this.emails.markFailed(email, refusal);
+      await this.emails.markFailed(this.dataSource, scope, { email, error: refusal });
       return { status: 'FAILED' };
     }
     try {
       const unsubscribeUrl = email.type === 'MARKETING' ? this.links.urlFor(email.projectId, email.contactId!) : null;
       const unsigned = email.dkim ? null : unsignedReason(this.config, domainOf(email.fromEmail));
-      const sent = await this.whileClaimed(email, () => this.transport.send(buildMessage(email, unsubscribeUrl, unsigned), email.id));
-      await this.emails.markSent(email, sent.providerMessageId);
+      const sent = await this.whileClaimed(scope, email, () =>
+        this.transport.send(buildMessage(email, unsubscribeUrl, unsigned), email.id),
+      );
+      await this.emails.markSent(this.dataSource, scope, { email, providerMessageId: sent.providerMessageId });
       return { status: 'SENT', providerMessageId: sent.providerMessageId };
     } catch (err) {
-      return this.onSendError(job, email, err);
+      return this.onSendError(job, scope, email, err);
     }
   }
 
@@ -79,12 +85,12 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
    * Keeps the row's claim alive during a slow send, like BullMQ renews the job's lock: the claim
    * must only lapse when this process is gone, not because a relay is slow.
    */
-  private async whileClaimed<T>(email: ClaimedEmail, send: () => Promise<T>): Promise<T> {
+  private async whileClaimed<T>(scope: ProjectScope, email: ClaimedEmail, send: () => Promise<T>): Promise<T> {
     const lockSeconds = this.config.sendLockSeconds;
     const timer = setInterval(
       () => {
         this.emails
-          .extendClaim(email, lockSeconds)
+          .extendClaim(this.dataSource, scope, { email, lockSeconds })
           .catch((err: Error) => this.logger.warn({ emailId: email.id, err: err.message }, 'claim renewal failed'));
       },
       (lockSeconds * 1000) / 2,
@@ -114,8 +120,8 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
    * came back early (BullMQ's lock lapsed a moment before the row's claim did, or a duplicate job):
    * wait until the claim expires and look again, without spending an attempt.
    */
-  private async notClaimed(job: Job<MailEmailDeliverPayload>): Promise<DeliveryOutcome> {
-    const state = await this.emails.state(job.data.emailId, job.data.projectId);
+  private async notClaimed(job: Job<MailEmailDeliverPayload>, scope: ProjectScope): Promise<DeliveryOutcome> {
+    const state = await this.emails.state(this.dataSource, scope, job.data.emailId);
     if (!state || state.status === 'SENT' || state.status === 'FAILED') {
       return { status: 'SKIPPED', reason: state ? `already ${state.status}` : 'no such email' };
     }
@@ -129,14 +135,14 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
    * retrying: the row goes back to QUEUED and the thrown error makes BullMQ retry with backoff;
    * on the last attempt the row is FAILED instead.
    */
-  private async onSendError(job: Job<MailEmailDeliverPayload>, email: ClaimedEmail, err: unknown): Promise<never> {
+  private async onSendError(job: Job<MailEmailDeliverPayload>, scope: ProjectScope, email: ClaimedEmail, err: unknown): Promise<never> {
     const message = describeError(err);
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (isPermanentFailure(err) || lastAttempt) {
-      await this.emails.markFailed(email, message);
+      await this.emails.markFailed(this.dataSource, scope, { email, error: message });
       throw new UnrecoverableError(message);
     }
-    await this.emails.release(email, message);
+    await this.emails.release(this.dataSource, scope, { email, error: message });
     throw err instanceof Error ? err : new Error(message);
   }
 
@@ -146,13 +152,13 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
    * id, so the add cannot duplicate a job that exists; the existence check first keeps a long
    * campaign backlog from being re-sent to Redis every minute.
    */
-  @OnJob({ queue: MailQueue.Maintenance, name: MailMaintenanceJob.RequeueEmails })
+  @OnJob({ queue: MAINTENANCE_QUEUE, name: MailMaintenanceJob.RequeueEmails })
   async requeue(): Promise<{ checked: number; requeued: number }> {
     let checked = 0;
     let requeued = 0;
     let after: { queuedAt: string; id: string } | null = null;
     for (;;) {
-      const page = await this.emails.unfinished(after, REQUEUE_BATCH);
+      const page = await this.emails.unfinished(this.dataSource, { after, limit: REQUEUE_BATCH });
       if (page.length === 0) break;
       const existing = await this.queue.existingJobIds(page.map((e) => e.id));
       const missing = page.filter((e) => !existing.has(e.id));

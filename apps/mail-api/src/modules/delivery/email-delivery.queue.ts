@@ -1,8 +1,34 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { JobsOptions } from 'bullmq';
-import { MailEmailJob, MailEmailPriority, MailQueue, type MailEmailDeliverPayload } from '@app/contracts';
 import { QueueService, REDIS } from '@app/service-kit';
+
+/**
+ * Outgoing emails, one job per email row. One queue whatever the source (transactional sends,
+ * campaigns, workflows): its BullMQ limiter is the deployment-wide MAIL_RATE_PER_SECOND (the worker
+ * options are EmailDeliveryJobs.queueWorkerOptions).
+ */
+export const EMAIL_QUEUE = 'mail-email';
+
+export const MailEmailJob = {
+  /** Deliver one email row (idempotent on the email id: a SENT or FAILED row is never sent again). */
+  Deliver: 'email.deliver',
+} as const;
+
+export interface MailEmailDeliverPayload {
+  emailId: string;
+  projectId: string;
+}
+
+/**
+ * BullMQ priorities of the email queue (lower runs first): transactional mail overtakes queued
+ * campaign and workflow mail.
+ */
+export const MailEmailPriority = {
+  Transactional: 1,
+  Workflow: 5,
+  Campaign: 10,
+} as const;
 
 /** Delivery attempts of one email (transient failures: SMTP 4xx, connection errors). */
 export const EMAIL_DELIVERY_ATTEMPTS = 8;
@@ -49,7 +75,7 @@ export class EmailDeliveryQueue {
   /** One round trip for the whole batch. The rows must be committed first: the job reads them. */
   async enqueue(emails: EmailToEnqueue[]): Promise<void> {
     if (emails.length === 0) return;
-    await this.queues.queue(MailQueue.Email).addBulk(
+    await this.queues.queue(EMAIL_QUEUE).addBulk(
       emails.map((email) => ({
         name: MailEmailJob.Deliver,
         data: { emailId: email.id, projectId: email.projectId } satisfies MailEmailDeliverPayload,
@@ -60,7 +86,7 @@ export class EmailDeliveryQueue {
 
   /** The ids among `ids` that have a job in Redis (in any state), in one pipelined round trip. */
   async existingJobIds(ids: string[]): Promise<Set<string>> {
-    const queue = this.queues.queue(MailQueue.Email);
+    const queue = this.queues.queue(EMAIL_QUEUE);
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.exists(queue.toKey(id));
     const results = (await pipeline.exec()) ?? [];

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { MailTemplateType } from '@app/contracts';
+import { query, queryPrepared, type Db } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
-import { Sql } from '../../core/database/sql.service.js';
+import type { ProjectScope } from '../../core/scope/project-scope.js';
 import { DkimKeyCipher } from '../domains/dkim-key-cipher.js';
 
 export interface EmailAttachment {
@@ -31,6 +33,29 @@ export interface ClaimedEmail {
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;
   /** The contact's current `subscribed`; null when the email has no (remaining) contact. */
   contactSubscribed: boolean | null;
+}
+
+export interface EmailAddress {
+  email: string;
+  name: string | null;
+}
+
+/** What every email of one send shares. */
+export interface EmailMessageFields {
+  from: EmailAddress;
+  replyTo: string | null;
+  headers: Record<string, string>;
+  type: MailTemplateType;
+  templateId: string | null;
+  sendRequestId: string | null;
+}
+
+/** One recipient's email, rendered. */
+export interface EmailToInsert {
+  contactId: string;
+  to: EmailAddress;
+  subject: string;
+  html: string;
 }
 
 export interface UnfinishedEmail {
@@ -69,20 +94,57 @@ const CLAIM = `
 
 type ClaimRow = Omit<ClaimedEmail, 'dkim'> & { dkimDomain: string | null; dkimSelector: string | null; dkimPrivateKey: string | null };
 
+/**
+ * The one writer of `emails`: the QUEUED rows of a send (in the send's transaction), then the claim and
+ * the outcome of each delivery. Every statement on one email is scoped to its project. Named prepared
+ * statements: each email costs a claim and an outcome, the worker's hot path.
+ */
 @Injectable()
 export class EmailDeliveryRepository {
   private readonly dkimKeys: DkimKeyCipher;
 
-  constructor(
-    private readonly sql: Sql,
-    @Inject(MAIL_CONFIG) config: MailConfig,
-  ) {
+  constructor(@Inject(MAIL_CONFIG) config: MailConfig) {
     this.dkimKeys = new DkimKeyCipher(config);
   }
 
+  /** One QUEUED row per recipient, in one statement. Returns email ids by lower-cased recipient address. */
+  async insertQueued(
+    tx: Db,
+    scope: ProjectScope,
+    input: { fields: EmailMessageFields; emails: EmailToInsert[] },
+  ): Promise<Map<string, string>> {
+    const { fields, emails } = input;
+    const rows = await queryPrepared<{ id: string; to_email: string }>(
+      tx,
+      `INSERT INTO emails (project_id, send_request_id, contact_id, template_id, type, to_email, to_name,
+                           from_email, from_name, reply_to, subject, html, headers)
+       SELECT $1, $2, r.contact_id, $3, $4, r.to_email, r.to_name, $5, $6, $7, r.subject, r.html, $8
+         FROM unnest($9::uuid[], $10::text[], $11::text[], $12::text[], $13::text[]) WITH ORDINALITY
+              AS r(contact_id, to_email, to_name, subject, html, ord)
+        ORDER BY r.ord
+       RETURNING id, lower(to_email) AS to_email`,
+      [
+        scope.projectId,
+        fields.sendRequestId,
+        fields.templateId,
+        fields.type,
+        fields.from.email,
+        fields.from.name,
+        fields.replyTo,
+        JSON.stringify(fields.headers),
+        emails.map((e) => e.contactId),
+        emails.map((e) => e.to.email),
+        emails.map((e) => e.to.name),
+        emails.map((e) => e.subject),
+        emails.map((e) => e.html),
+      ],
+    );
+    return new Map(rows.map((r) => [r.to_email, r.id]));
+  }
+
   /** The DKIM key is decrypted here, just before signing: it is stored sealed (DkimKeyCipher). */
-  async claim(emailId: string, projectId: string, lockSeconds: number): Promise<ClaimedEmail | null> {
-    const [row] = await this.sql.query<ClaimRow>(CLAIM, [emailId, projectId, lockSeconds]);
+  async claim(db: Db, scope: ProjectScope, input: { emailId: string; lockSeconds: number }): Promise<ClaimedEmail | null> {
+    const [row] = await queryPrepared<ClaimRow>(db, CLAIM, [input.emailId, scope.projectId, input.lockSeconds]);
     if (!row) return null;
     const { dkimDomain, dkimSelector, dkimPrivateKey, ...email } = row;
     const dkim =
@@ -90,17 +152,18 @@ export class EmailDeliveryRepository {
         ? {
             domainName: dkimDomain,
             keySelector: dkimSelector,
-            privateKey: this.dkimKeys.open(dkimPrivateKey, { projectId, domain: dkimDomain }),
+            privateKey: this.dkimKeys.open(dkimPrivateKey, { projectId: scope.projectId, domain: dkimDomain }),
           }
         : null;
     return { ...email, dkim };
   }
 
   /** Why a claim found nothing: the row's state now (null: no such email in that project). */
-  async state(emailId: string, projectId: string): Promise<{ status: string; claimedUntil: Date | null } | null> {
-    const [row] = await this.sql.query<{ status: string; claimedUntil: Date | null }>(
+  async state(db: Db, scope: ProjectScope, emailId: string): Promise<{ status: string; claimedUntil: Date | null } | null> {
+    const [row] = await queryPrepared<{ status: string; claimedUntil: Date | null }>(
+      db,
       `SELECT status, claimed_until AS "claimedUntil" FROM emails WHERE id = $1 AND project_id = $2`,
-      [emailId, projectId],
+      [emailId, scope.projectId],
     );
     return row ?? null;
   }
@@ -109,49 +172,54 @@ export class EmailDeliveryRepository {
    * Not fenced by `attempts`: the message went out, so SENT is the truth even if our claim had lapsed
    * and another worker holds the row now (or recorded a failure).
    */
-  async markSent(email: ClaimedEmail, providerMessageId: string): Promise<void> {
-    await this.sql.query(
+  async markSent(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; providerMessageId: string }): Promise<void> {
+    await queryPrepared(
+      db,
       `UPDATE emails SET status = 'SENT', sent_at = now(), provider_message_id = $3, claimed_until = NULL, error = NULL, updated_at = now()
         WHERE id = $1 AND project_id = $2 AND status <> 'SENT'`,
-      [email.id, email.projectId, providerMessageId],
+      [input.email.id, scope.projectId, input.providerMessageId],
     );
   }
 
   /** Pushes a live claim forward (a send that outlasts half the lock); false when the claim was lost. */
-  async extendClaim(email: ClaimedEmail, lockSeconds: number): Promise<boolean> {
-    const rows = await this.sql.query(
+  async extendClaim(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; lockSeconds: number }): Promise<boolean> {
+    const rows = await queryPrepared(
+      db,
       `UPDATE emails SET claimed_until = now() + make_interval(secs => $3)
         WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4 RETURNING 1`,
-      [email.id, email.projectId, lockSeconds, email.attempts],
+      [input.email.id, scope.projectId, input.lockSeconds, input.email.attempts],
     );
     return rows.length > 0;
   }
 
   /** Fenced: a worker whose claim lapsed and was taken over must not overwrite the newer outcome. */
-  async markFailed(email: ClaimedEmail, error: string): Promise<void> {
-    await this.sql.query(
+  async markFailed(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; error: string }): Promise<void> {
+    await queryPrepared(
+      db,
       `UPDATE emails SET status = 'FAILED', failed_at = now(), error = $3, claimed_until = NULL, updated_at = now()
         WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4`,
-      [email.id, email.projectId, error.slice(0, 1000), email.attempts],
+      [input.email.id, scope.projectId, input.error.slice(0, 1000), input.email.attempts],
     );
   }
 
   /** Gives the row back for a retry (the job's backoff decides when), keeping the reason. */
-  async release(email: ClaimedEmail, error: string): Promise<void> {
-    await this.sql.query(
+  async release(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; error: string }): Promise<void> {
+    await queryPrepared(
+      db,
       `UPDATE emails SET status = 'QUEUED', claimed_until = NULL, error = $3, updated_at = now()
         WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4`,
-      [email.id, email.projectId, error.slice(0, 1000), email.attempts],
+      [input.email.id, scope.projectId, input.error.slice(0, 1000), input.email.attempts],
     );
   }
 
   /**
    * A page of the emails that should have a job: QUEUED for over a minute (their job may have been
    * lost with Redis) and SENDING with a lapsed claim (their worker died), keyset-paged by
-   * (queued_at, id) on the partial index of unfinished emails.
+   * (queued_at, id) on the partial index of unfinished emails. A sweep over every project: no scope.
    */
-  unfinished(after: { queuedAt: string; id: string } | null, limit: number): Promise<UnfinishedEmail[]> {
-    return this.sql.query<UnfinishedEmail>(
+  unfinished(db: Db, input: { after: { queuedAt: string; id: string } | null; limit: number }): Promise<UnfinishedEmail[]> {
+    return query<UnfinishedEmail>(
+      db,
       `SELECT id, project_id AS "projectId", type, campaign_id AS "campaignId", queued_at::text AS "queuedAt"
          FROM emails
         WHERE status IN ('QUEUED', 'SENDING')
@@ -159,7 +227,7 @@ export class EmailDeliveryRepository {
           AND ((status = 'QUEUED' AND queued_at < now() - interval '1 minute') OR (status = 'SENDING' AND claimed_until < now()))
         ORDER BY queued_at, id
         LIMIT $3`,
-      [after?.queuedAt ?? '-infinity', after?.id ?? '00000000-0000-0000-0000-000000000000', limit],
+      [input.after?.queuedAt ?? '-infinity', input.after?.id ?? '00000000-0000-0000-0000-000000000000', input.limit],
     );
   }
 }

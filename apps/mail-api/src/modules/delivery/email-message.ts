@@ -85,7 +85,7 @@ export function domainOf(address: string): string {
   return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 }
 
-function customHeaders(headers: Record<string, unknown> | null): Record<string, string> {
+function customHeaders(headers: Record<string, string | number | boolean | null> | null): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (RESERVED_HEADERS.has(name.toLowerCase()) || value === null || value === undefined) continue;

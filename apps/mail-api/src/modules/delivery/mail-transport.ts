@@ -62,7 +62,8 @@ export class MailTransport implements OnApplicationShutdown {
     if (this.closed) throw new Error('mail transport is closed (worker shutting down)');
     this.inFlight += 1;
     try {
-      const info = await this.transporter.sendMail(message);
+      // nodemailer types the answer `any`; these are the fields its transports set.
+      const info = (await this.transporter.sendMail(message)) as { response?: string; messageId?: string; message?: unknown };
       if (!this.outboxDir) return { providerMessageId: String(info.response ?? info.messageId) };
       return { providerMessageId: await this.writeOutbox(fileStem, info.message as Buffer) };
     } finally {

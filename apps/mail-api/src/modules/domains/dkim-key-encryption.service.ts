@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { DkimKeyCipher } from './dkim-key-cipher.js';
 import { DomainsRepository } from './domains.repository.js';
 
@@ -14,6 +15,7 @@ export class DkimKeyEncryption implements OnApplicationBootstrap {
   private readonly logger = new Logger(DkimKeyEncryption.name);
 
   constructor(
+    private readonly dataSource: DataSource,
     private readonly domains: DomainsRepository,
     private readonly cipher: DkimKeyCipher,
   ) {}
@@ -23,10 +25,27 @@ export class DkimKeyEncryption implements OnApplicationBootstrap {
     if (sealed > 0) this.logger.log({ sealed }, 'encrypted plaintext DKIM private keys');
   }
 
-  sealPlaintextKeys(): Promise<number> {
-    return this.domains.sealPlaintextKeys(
-      (row) => this.cipher.seal(row.dkim_private_key, { projectId: row.project_id, domain: row.domain }),
-      BATCH_SIZE,
-    );
+  /**
+   * Replaces plaintext DKIM keys by sealed ones, BATCH_SIZE rows per transaction, under an advisory
+   * lock; rows already sealed are never touched, so a repeat (or a second instance) changes nothing.
+   * Answers how many rows it sealed.
+   */
+  async sealPlaintextKeys(): Promise<number> {
+    let sealed = 0;
+    for (;;) {
+      const count = await this.dataSource.transaction(async (tx) => {
+        await this.domains.lockKeySealing(tx);
+        const rows = await this.domains.plaintextKeys(tx, BATCH_SIZE);
+        if (rows.length === 0) return 0;
+        const keys = rows.map((row) => ({
+          id: row.id,
+          key: this.cipher.seal(row.dkim_private_key, { projectId: row.project_id, domain: row.domain }),
+        }));
+        await this.domains.storeSealedKeys(tx, keys);
+        return rows.length;
+      });
+      sealed += count;
+      if (count < BATCH_SIZE) return sealed;
+    }
   }
 }

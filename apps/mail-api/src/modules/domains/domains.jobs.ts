@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { MailMaintenanceJob, MailQueue } from '@app/contracts';
 import { OnJob } from '@app/service-kit';
+import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../maintenance/maintenance.queue.js';
 import { DomainsService } from './domains.service.js';
 
 /** Domains per run: the oldest-checked first, so every pending domain gets its turn across runs. */
@@ -18,7 +18,7 @@ export class DomainsJobs {
    * user clicking verify. Idempotent: each check stores what DNS says at that moment; a duplicate or
    * retried run only checks again. Verified domains are rechecked when the user asks (POST verify).
    */
-  @OnJob({ queue: MailQueue.Maintenance, name: MailMaintenanceJob.RecheckDomains })
+  @OnJob({ queue: MAINTENANCE_QUEUE, name: MailMaintenanceJob.RecheckDomains })
   recheckDomains(_job: Pick<Job, 'data'>): Promise<{ checked: number; verified: number }> {
     return this.domains.recheckPending(RECHECK_BATCH_SIZE, RECHECK_CONCURRENCY);
   }

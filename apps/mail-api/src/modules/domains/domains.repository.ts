@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { MailDomain, MailDomainStatus } from '@app/contracts';
-import { SqlWhere } from '@app/service-kit';
+import { execute, query, queryOne, queryPrepared, SqlWhere, type Db } from '@app/service-kit';
 import { keysetPage } from '../../core/database/keyset-page.js';
-import { Sql } from '../../core/database/sql.service.js';
+import type { ProjectScope } from '../../core/scope/project-scope.js';
 import { SEALED_DKIM_KEY_PREFIX } from './dkim-key-cipher.js';
 import { dkimRecordName, dkimRecordValue, ownershipRecordName, type DomainCheckResult } from './domain-records.js';
 
@@ -89,52 +88,48 @@ export interface DomainListFilter {
   status?: MailDomainStatus;
 }
 
+/**
+ * The one writer of `domains`. Every statement on a project's domains is scoped to it; the recheck
+ * sweep and the sealing of legacy keys work across projects (no scope).
+ */
 @Injectable()
 export class DomainsRepository {
-  constructor(
-    private readonly sql: Sql,
-    private readonly dataSource: DataSource,
-  ) {}
-
-  async exists(projectId: string, domain: string): Promise<boolean> {
-    const rows = await this.sql.query(`SELECT 1 FROM domains WHERE project_id = $1 AND domain = $2`, [projectId, domain]);
-    return rows.length > 0;
+  async exists(db: Db, scope: ProjectScope, domain: string): Promise<boolean> {
+    return (await queryOne(db, `SELECT 1 FROM domains WHERE project_id = $1 AND domain = $2`, [scope.projectId, domain])) !== null;
   }
 
   /** Null when the project already has this domain (the unique index decides, also between racing requests). */
-  async insert(projectId: string, d: NewDomain): Promise<DomainRow | null> {
-    const [row] = await this.sql.query<DomainRow>(
+  insert(db: Db, scope: ProjectScope, d: NewDomain): Promise<DomainRow | null> {
+    return queryOne<DomainRow>(
+      db,
       `INSERT INTO domains (project_id, domain, verification_token, dkim_selector, dkim_private_key, dkim_public_key)
        VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (project_id, domain) DO NOTHING
        RETURNING ${DOMAIN_COLUMNS}`,
-      [projectId, d.domain, d.verificationToken, d.dkimSelector, d.dkimPrivateKey, d.dkimPublicKey],
+      [scope.projectId, d.domain, d.verificationToken, d.dkimSelector, d.dkimPrivateKey, d.dkimPublicKey],
     );
-    return row ?? null;
   }
 
   /** One page (limit + 1 rows, newest first) and the total matching the filter. */
-  list(projectId: string, filter: DomainListFilter): Promise<{ rows: DomainRow[]; total: number }> {
-    const where = new SqlWhere().add('project_id = ?', projectId);
+  list(db: Db, scope: ProjectScope, filter: DomainListFilter): Promise<{ rows: DomainRow[]; total: number }> {
+    const where = new SqlWhere().add('project_id = ?', scope.projectId);
     if (filter.status) where.add('status = ?', filter.status);
     const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit };
-    return keysetPage<DomainRow>(this.sql, { select: DOMAIN_COLUMNS, from: 'domains', idColumn: 'id', ...page });
+    return keysetPage<DomainRow>(db, { select: DOMAIN_COLUMNS, from: 'domains', idColumn: 'id', ...page });
   }
 
-  async findById(projectId: string, id: string): Promise<DomainRow | null> {
-    const [row] = await this.sql.query<DomainRow>(`SELECT ${DOMAIN_COLUMNS} FROM domains WHERE project_id = $1 AND id = $2`, [
-      projectId,
-      id,
-    ]);
-    return row ?? null;
+  findById(db: Db, scope: ProjectScope, id: string): Promise<DomainRow | null> {
+    return queryOne<DomainRow>(db, `SELECT ${DOMAIN_COLUMNS} FROM domains WHERE project_id = $1 AND id = $2`, [scope.projectId, id]);
   }
 
   /**
    * Records a check. `verified_at` keeps the time the domain first became VERIFIED in its current run
    * of VERIFIED checks, and is cleared when it stops being VERIFIED. Null when the domain was deleted meanwhile.
    */
-  async saveCheck(projectId: string, id: string, result: DomainCheckResult): Promise<DomainRow | null> {
-    const [row] = await this.sql.query<DomainRow>(
+  saveCheck(db: Db, scope: ProjectScope, input: { id: string; result: DomainCheckResult }): Promise<DomainRow | null> {
+    const { result } = input;
+    return queryOne<DomainRow>(
+      db,
       `UPDATE domains
           SET status = $3::text,
               ownership_record_found = $4,
@@ -145,66 +140,65 @@ export class DomainsRepository {
               updated_at = now()
         WHERE project_id = $1 AND id = $2
         RETURNING ${DOMAIN_COLUMNS}`,
-      [projectId, id, result.status, result.ownershipFound, result.dkimFound, result.failureReasons],
+      [scope.projectId, input.id, result.status, result.ownershipFound, result.dkimFound, result.failureReasons],
     );
-    return row ?? null;
   }
 
-  /** The non-VERIFIED domains checked longest ago (never checked first), from domains_pending_idx. */
-  async pendingBatch(limit: number): Promise<DomainRow[]> {
-    return this.sql.query<DomainRow>(
+  /** The non-VERIFIED domains of every project checked longest ago (never checked first), from domains_pending_idx. */
+  pendingBatch(db: Db, limit: number): Promise<DomainRow[]> {
+    return query<DomainRow>(
+      db,
       `SELECT ${DOMAIN_COLUMNS} FROM domains WHERE status <> 'VERIFIED' ORDER BY last_checked_at ASC NULLS FIRST LIMIT $1`,
       [limit],
     );
   }
 
-  async delete(projectId: string, id: string): Promise<boolean> {
-    const rows = await this.sql.query(`DELETE FROM domains WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id]);
-    return rows.length > 0;
+  async delete(db: Db, scope: ProjectScope, id: string): Promise<boolean> {
+    return (await execute(db, `DELETE FROM domains WHERE project_id = $1 AND id = $2`, [scope.projectId, id])) > 0;
   }
 
-  async verifiedForSigning(projectId: string, domain: string): Promise<SigningRow | null> {
-    const [row] = await this.sql.query<SigningRow>(
+  /** The sender check of every POST /v1/send: a named prepared statement, like the rest of the send path. */
+  async verifiedForSigning(db: Db, scope: ProjectScope, domain: string): Promise<SigningRow | null> {
+    const [row] = await queryPrepared<SigningRow>(
+      db,
       `SELECT id, domain, dkim_selector, dkim_private_key FROM domains WHERE project_id = $1 AND domain = $2 AND status = 'VERIFIED'`,
-      [projectId, domain],
+      [scope.projectId, domain],
     );
     return row ?? null;
   }
 
-  /**
-   * Replaces plaintext DKIM keys by `seal(row)`, `batchSize` rows per transaction, under an advisory
-   * lock; rows already sealed are never touched, so a repeat (or a second instance) changes nothing.
-   * Answers how many rows it sealed.
-   */
-  async sealPlaintextKeys(seal: (row: PlaintextKeyRow) => string, batchSize: number): Promise<number> {
-    let sealed = 0;
-    for (;;) {
-      const count = await this.dataSource.transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock($1)', [SEAL_KEYS_LOCK_KEY]);
-        const rows = (await tx.query(
-          `SELECT id, project_id, domain, dkim_private_key FROM domains
-            WHERE NOT starts_with(dkim_private_key, $1) ORDER BY id LIMIT $2 FOR UPDATE`,
-          [SEALED_DKIM_KEY_PREFIX, batchSize],
-        )) as PlaintextKeyRow[];
-        if (rows.length === 0) return 0;
-        await tx.query(
-          `UPDATE domains d SET dkim_private_key = u.sealed
-             FROM unnest($1::uuid[], $2::text[]) AS u(id, sealed)
-            WHERE d.id = u.id AND NOT starts_with(d.dkim_private_key, $3)`,
-          [rows.map((row) => row.id), rows.map(seal), SEALED_DKIM_KEY_PREFIX],
-        );
-        return rows.length;
-      });
-      sealed += count;
-      if (count < batchSize) return sealed;
-    }
+  /** Held until `tx` ends: instances starting at once seal the legacy keys one after another. */
+  async lockKeySealing(tx: Db): Promise<void> {
+    await execute(tx, 'SELECT pg_advisory_xact_lock($1)', [SEAL_KEYS_LOCK_KEY]);
+  }
+
+  /** Up to `limit` domains (of every project) whose DKIM key is still plaintext, locked for `tx`. */
+  plaintextKeys(tx: Db, limit: number): Promise<PlaintextKeyRow[]> {
+    return query<PlaintextKeyRow>(
+      tx,
+      `SELECT id, project_id, domain, dkim_private_key FROM domains
+        WHERE NOT starts_with(dkim_private_key, $1) ORDER BY id LIMIT $2 FOR UPDATE`,
+      [SEALED_DKIM_KEY_PREFIX, limit],
+    );
+  }
+
+  /** Stores sealed keys by domain id, in one statement; a row already sealed is never touched. */
+  async storeSealedKeys(tx: Db, sealed: { id: string; key: string }[]): Promise<void> {
+    await execute(
+      tx,
+      `UPDATE domains d SET dkim_private_key = u.sealed
+         FROM unnest($1::uuid[], $2::text[]) AS u(id, sealed)
+        WHERE d.id = u.id AND NOT starts_with(d.dkim_private_key, $3)`,
+      [sealed.map((row) => row.id), sealed.map((row) => row.key), SEALED_DKIM_KEY_PREFIX],
+    );
   }
 
   /** Templates of the project whose `from` address is on this domain; the expression is templates_from_domain_idx's. */
-  async templatesSendingFrom(projectId: string, domain: string, limit: number): Promise<{ id: string; name: string }[]> {
-    return this.sql.query<{ id: string; name: string }>(
+  templatesSendingFrom(db: Db, scope: ProjectScope, input: { domain: string; limit: number }): Promise<{ id: string; name: string }[]> {
+    return query<{ id: string; name: string }>(
+      db,
       `SELECT id, name FROM templates WHERE project_id = $1 AND lower(split_part(from_email, '@', 2)) = $2 ORDER BY id LIMIT $3`,
-      [projectId, domain, limit],
+      [scope.projectId, input.domain, input.limit],
     );
   }
 }

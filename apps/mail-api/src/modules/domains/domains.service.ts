@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
+import { DataSource } from 'typeorm';
 import { MailErrorCode, type MailDomain, type MailList } from '@app/contracts';
 import { DomainError } from '@app/service-kit';
 import type { ProjectContext } from '../../core/auth/project-context.js';
 import { DnsLookup } from '../../core/dns/dns-lookup.service.js';
 import { decodeCursor, encodeCursor, takePage } from '../../core/http/pagination.js';
+import { projectScope, scopeOf, type ProjectScope } from '../../core/scope/project-scope.js';
 import { DkimKeyCipher } from './dkim-key-cipher.js';
 import { domainOfAddress } from './domain-name.js';
 import {
@@ -38,13 +40,14 @@ const USERS_IN_MESSAGE = 5;
 @Injectable()
 export class DomainsService {
   constructor(
+    private readonly dataSource: DataSource,
     private readonly domains: DomainsRepository,
     private readonly dns: DnsLookup,
     private readonly dkimKeys: DkimKeyCipher,
   ) {}
 
   async list(project: ProjectContext, query: ListDomainsQuery): Promise<MailList<MailDomain>> {
-    const { rows, total } = await this.domains.list(project.id, {
+    const { rows, total } = await this.domains.list(this.dataSource, scopeOf(project), {
       limit: query.limit,
       beforeId: query.cursor ? decodeCursor(query.cursor) : undefined,
       status: query.status,
@@ -60,13 +63,14 @@ export class DomainsService {
   /** `domain` is already normalized by the DTO (lower case, no trailing dot, A-label). */
   async create(project: ProjectContext, domain: string): Promise<MailDomain> {
     // Checked first so a duplicate does not cost a key generation; the unique index still decides races.
-    if (await this.domains.exists(project.id, domain)) throw domainExists(domain);
+    const scope = scopeOf(project);
+    if (await this.domains.exists(this.dataSource, scope, domain)) throw domainExists(domain);
     const keys = await generateDkimKeys();
-    const row = await this.domains.insert(project.id, {
+    const row = await this.domains.insert(this.dataSource, scope, {
       domain,
       verificationToken: newVerificationToken(),
       dkimSelector: keys.selector,
-      dkimPrivateKey: this.dkimKeys.seal(keys.privateKeyPem, { projectId: project.id, domain }),
+      dkimPrivateKey: this.dkimKeys.seal(keys.privateKeyPem, { projectId: scope.projectId, domain }),
       dkimPublicKey: keys.publicKeyBase64,
     });
     if (!row) throw domainExists(domain);
@@ -90,7 +94,8 @@ export class DomainsService {
       this.dns.lookup('TXT', names.dkim, { fresh: true }),
     ]);
     const result = decideStatus(row.status, checkOwnership(ownership, row.verification_token), checkDkim(dkim, row.dkim_public_key), names);
-    return this.domains.saveCheck(row.project_id, row.id, result);
+    // The row names its project: the recheck job works across projects, one domain (and scope) at a time.
+    return this.domains.saveCheck(this.dataSource, projectScope(row.project_id), { id: row.id, result });
   }
 
   /**
@@ -98,7 +103,7 @@ export class DomainsService {
    * `concurrency` at a time (each check waits on DNS, at most a timeout per resolver).
    */
   async recheckPending(batchSize: number, concurrency: number): Promise<{ checked: number; verified: number }> {
-    const rows = await this.domains.pendingBatch(batchSize);
+    const rows = await this.domains.pendingBatch(this.dataSource, batchSize);
     let verified = 0;
     for (let i = 0; i < rows.length; i += concurrency) {
       const checked = await Promise.all(rows.slice(i, i + concurrency).map((row) => this.check(row)));
@@ -121,7 +126,7 @@ export class DomainsService {
         },
       );
     }
-    if (!(await this.domains.delete(project.id, row.id))) throw domainNotFound();
+    if (!(await this.domains.delete(this.dataSource, scopeOf(project), row.id))) throw domainNotFound();
   }
 
   /**
@@ -130,7 +135,7 @@ export class DomainsService {
    * that are not finished (DRAFT, SCHEDULED, SENDING) and send from this domain here.
    */
   async usersOfDomain(project: ProjectContext, domain: string): Promise<string[]> {
-    const templates = await this.domains.templatesSendingFrom(project.id, domain, USERS_IN_MESSAGE + 1);
+    const templates = await this.domains.templatesSendingFrom(this.dataSource, scopeOf(project), { domain, limit: USERS_IN_MESSAGE + 1 });
     return templates.map((template) => `template ${JSON.stringify(template.name)} (${template.id})`);
   }
 
@@ -140,23 +145,23 @@ export class DomainsService {
    */
   async senderDomain(project: ProjectContext, fromEmail: string): Promise<SenderDomain> {
     const domain = domainOfAddress(fromEmail);
-    const sender = domain ? await this.dkimForDomain(project.id, domain) : null;
+    const sender = domain ? await this.dkimForDomain(scopeOf(project), domain) : null;
     if (sender) return sender;
     const message = domain ? `sender domain ${domain} is not verified` : `sender address ${JSON.stringify(fromEmail)} has no domain`;
     throw new DomainError(MailErrorCode.DomainNotVerified, message, { status: 403 });
   }
 
-  /** The signing key of a VERIFIED domain, for the delivery worker; null when it is not (or no longer) VERIFIED. */
-  async dkimForDomain(projectId: string, domain: string): Promise<SenderDomain | null> {
+  /** The signing key of a VERIFIED domain of the project; null when it is not (or no longer) VERIFIED. */
+  async dkimForDomain(scope: ProjectScope, domain: string): Promise<SenderDomain | null> {
     const normalized = domainOfAddress(`@${domain}`);
-    const row = normalized ? await this.domains.verifiedForSigning(projectId, normalized) : null;
+    const row = normalized ? await this.domains.verifiedForSigning(this.dataSource, scope, normalized) : null;
     if (!row) return null;
-    const dkimPrivateKey = this.dkimKeys.open(row.dkim_private_key, { projectId, domain: row.domain });
+    const dkimPrivateKey = this.dkimKeys.open(row.dkim_private_key, { projectId: scope.projectId, domain: row.domain });
     return { id: row.id, domain: row.domain, dkimSelector: row.dkim_selector, dkimPrivateKey };
   }
 
   private async row(project: ProjectContext, id: string): Promise<DomainRow> {
-    const row = isUUID(id) ? await this.domains.findById(project.id, id) : null;
+    const row = isUUID(id) ? await this.domains.findById(this.dataSource, scopeOf(project), id) : null;
     if (!row) throw domainNotFound();
     return row;
   }

@@ -2,12 +2,7 @@ import { Module } from '@nestjs/common';
 import { EventsController } from './events.controller.js';
 import { EventsRepository } from './events.repository.js';
 import { EventsService } from './events.service.js';
-import { TrackBatcher } from './track-batcher.js';
-import { TrackController } from './track.controller.js';
 
-@Module({
-  controllers: [TrackController, EventsController],
-  providers: [EventsService, EventsRepository, TrackBatcher],
-  exports: [EventsService],
-})
+/** GET /events and /events/names. POST /v1/track records the events (modules/track). */
+@Module({ controllers: [EventsController], providers: [EventsService, EventsRepository] })
 export class EventsModule {}

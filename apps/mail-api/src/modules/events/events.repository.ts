@@ -1,113 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { ContactDataPrimitive } from '@app/contracts';
-import { SqlWhere } from '@app/service-kit';
+import { query, SqlWhere, type Db } from '@app/service-kit';
 import { keysetPage } from '../../core/database/keyset-page.js';
-import { Sql } from '../../core/database/sql.service.js';
-import type { ContactDataPatch } from '../contacts/contact-data.js';
-import { upsertContactSql } from '../contacts/contacts.repository.js';
-
-/**
- * POST /v1/track in one statement (so one transaction and one round trip): upsert the contact, then
- * insert the event for it. When the contact exists and the call changes nothing on it (no persistent
- * data that differs, no new `subscribed`), it is not written at all: a hot contact tracked by many
- * clients at once is then only read (and key-share locked by the event's foreign key), never updated
- * under a row lock that would queue them. Otherwise the shared upsert runs (see
- * upsertContactSql). Parameters $1..$5 as there, $6 event name, $7 event data.
- */
-const TRACK_SQL = `
-  WITH unchanged AS (
-    SELECT id FROM contacts
-     WHERE project_id = $1::uuid AND lower(email) = lower($2::text)
-       AND ($3::boolean IS NULL OR subscribed = $3::boolean)
-       AND (data || $4::jsonb) - $5::text[] = data
-  ),
-  upserted AS (
-    ${upsertContactSql(`SELECT $1::uuid, $2::text, coalesce($3::boolean, true), $4::jsonb WHERE NOT EXISTS (SELECT 1 FROM unchanged)`)}
-    RETURNING id
-  ),
-  contact AS (SELECT id FROM unchanged UNION ALL SELECT id FROM upserted),
-  event AS (
-    INSERT INTO events (project_id, contact_id, name, data)
-    SELECT $1::uuid, id, $6::text, $7::jsonb FROM contact
-    RETURNING id, contact_id, created_at
-  )
-  SELECT id, contact_id, created_at FROM event`;
-
-/**
- * Many tracks in one statement (TrackBatcher coalesces concurrent calls): the same steps as TRACK_SQL,
- * set-based. One row per contact ("group": the calls for one email, their changes merged in order) and
- * one row per event. Contacts are upserted in (project, email) order, so concurrent batches lock rows
- * in the same order and cannot deadlock. Event ids are made before the insert so each call gets its
- * own back (`ord`). Parameters: groups $1 project ids, $2 emails, $3 subscribed (null: unchanged /
- * true when new), $4 keys to set, $5 keys to remove (jsonb arrays); events $6 group (1-based), $7 names,
- * $8 data.
- */
-const TRACK_BATCH_SQL = `
-  WITH grp AS (
-    SELECT g.ord, g.project_id, g.email, g.subscribed, g.set_data,
-           ARRAY(SELECT jsonb_array_elements_text(g.unset_keys)) AS unset_keys
-      FROM unnest($1::uuid[], $2::text[], $3::boolean[], $4::jsonb[], $5::jsonb[])
-           WITH ORDINALITY AS g(project_id, email, subscribed, set_data, unset_keys, ord)
-  ),
-  unchanged AS (
-    SELECT grp.ord, c.id
-      FROM grp JOIN contacts c ON c.project_id = grp.project_id AND lower(c.email) = lower(grp.email)
-     WHERE (grp.subscribed IS NULL OR c.subscribed = grp.subscribed)
-       AND (c.data || grp.set_data) - grp.unset_keys = c.data
-  ),
-  upserted AS (
-    INSERT INTO contacts AS c (project_id, email, subscribed, data)
-    SELECT project_id, email, coalesce(subscribed, true), set_data FROM grp
-     WHERE ord NOT IN (SELECT ord FROM unchanged)
-     ORDER BY project_id, lower(email)
-    ON CONFLICT (project_id, (lower(email))) DO UPDATE
-      SET subscribed = coalesce(
-            (SELECT g.subscribed FROM grp g WHERE g.project_id = c.project_id AND lower(g.email) = lower(c.email)),
-            c.subscribed),
-          data = (c.data || EXCLUDED.data)
-            - (SELECT g.unset_keys FROM grp g WHERE g.project_id = c.project_id AND lower(g.email) = lower(c.email)),
-          updated_at = now()
-    RETURNING c.id, c.project_id, lower(c.email) AS email_key
-  ),
-  contact AS (
-    SELECT ord, id FROM unchanged
-    UNION ALL
-    SELECT grp.ord, u.id FROM upserted u JOIN grp ON grp.project_id = u.project_id AND lower(grp.email) = u.email_key
-  ),
-  ev AS (
-    SELECT e.ord, uuid_generate_v7() AS id, grp.project_id, contact.id AS contact_id, e.name, e.data
-      FROM unnest($6::int[], $7::text[], $8::jsonb[]) WITH ORDINALITY AS e(grp_ord, name, data, ord)
-      JOIN grp ON grp.ord = e.grp_ord
-      JOIN contact ON contact.ord = e.grp_ord
-  ),
-  inserted AS (
-    INSERT INTO events (id, project_id, contact_id, name, data)
-    SELECT id, project_id, contact_id, name, data FROM ev
-    RETURNING id, created_at
-  )
-  SELECT ev.id, ev.contact_id, inserted.created_at FROM ev JOIN inserted ON inserted.id = ev.id ORDER BY ev.ord`;
-
-/** One contact of a batch: the merged change of every call for its email. */
-export interface TrackGroup {
-  projectId: string;
-  email: string;
-  subscribed: boolean | null;
-  set: Record<string, ContactDataPrimitive>;
-  unset: string[];
-}
-
-/** One event of a batch, for the group at index `group`. */
-export interface TrackBatchEvent {
-  group: number;
-  name: string;
-  data: Record<string, ContactDataPrimitive>;
-}
-
-export interface TrackedRow {
-  id: string;
-  contact_id: string;
-  created_at: Date;
-}
+import type { ProjectScope } from '../../core/scope/project-scope.js';
 
 export interface EventRow {
   id: string;
@@ -134,52 +29,18 @@ export interface EventNameRow {
   last_tracked_at: Date;
 }
 
+/** The reads of GET /events. Events are written by /v1/track's one statement (modules/track/track.repository.ts). */
 @Injectable()
 export class EventsRepository {
-  constructor(private readonly sql: Sql) {}
-
-  async track(
-    projectId: string,
-    email: string,
-    subscribed: boolean | undefined,
-    patch: ContactDataPatch,
-    eventName: string,
-  ): Promise<TrackedRow> {
-    const [row] = await this.sql.query<TrackedRow>(TRACK_SQL, [
-      projectId,
-      email,
-      subscribed ?? null,
-      JSON.stringify(patch.set),
-      patch.unset,
-      eventName,
-      JSON.stringify(patch.event),
-    ]);
-    return row;
-  }
-
-  /** Rows in the order of `events`. */
-  trackBatch(groups: TrackGroup[], events: TrackBatchEvent[]): Promise<TrackedRow[]> {
-    return this.sql.query<TrackedRow>(TRACK_BATCH_SQL, [
-      groups.map((g) => g.projectId),
-      groups.map((g) => g.email),
-      groups.map((g) => g.subscribed),
-      groups.map((g) => JSON.stringify(g.set)),
-      groups.map((g) => JSON.stringify(g.unset)),
-      events.map((e) => e.group + 1),
-      events.map((e) => e.name),
-      events.map((e) => JSON.stringify(e.data)),
-    ]);
-  }
-
   /** One page (limit + 1 rows, newest first), each with its contact's email, and the total. */
-  list(projectId: string, filter: EventListFilter): Promise<{ rows: EventRow[]; total: number }> {
-    const where = new SqlWhere().add('e.project_id = ?', projectId).raw('c.project_id = $1');
+  list(db: Db, scope: ProjectScope, filter: EventListFilter): Promise<{ rows: EventRow[]; total: number }> {
+    const where = new SqlWhere().add('e.project_id = ?', scope.projectId).raw('c.project_id = $1');
     if (filter.name !== undefined) where.add('e.name = ?', filter.name);
     if (filter.contactId) where.add('e.contact_id = ?', filter.contactId);
     if (filter.email) where.add('lower(c.email) = lower(?)', filter.email);
     if (filter.from) where.add('e.created_at >= ?::timestamptz', filter.from);
     if (filter.to) where.add('e.created_at < ?::timestamptz', filter.to);
-    return keysetPage<EventRow>(this.sql, {
+    return keysetPage<EventRow>(db, {
       select: 'e.id, e.name, e.contact_id, c.email, e.data, e.created_at',
       from: 'events e JOIN contacts c ON c.id = e.contact_id',
       idColumn: 'e.id',
@@ -190,21 +51,22 @@ export class EventsRepository {
   }
 
   /** Distinct names in name order (keyset on the name), with how often and when last each was tracked. */
-  async names(projectId: string, limit: number, afterName?: string): Promise<{ rows: EventNameRow[]; total: number }> {
-    const params: unknown[] = [projectId, limit + 1];
+  async names(db: Db, scope: ProjectScope, input: { limit: number; afterName?: string }): Promise<{ rows: EventNameRow[]; total: number }> {
+    const params: unknown[] = [scope.projectId, input.limit + 1];
     let after = '';
-    if (afterName !== undefined) {
-      params.push(afterName);
+    if (input.afterName !== undefined) {
+      params.push(input.afterName);
       after = 'AND name > $3';
     }
     const [rows, [{ total }]] = await Promise.all([
-      this.sql.query<EventNameRow>(
+      query<EventNameRow>(
+        db,
         `SELECT name, count(*)::int AS count, max(created_at) AS last_tracked_at
            FROM events WHERE project_id = $1 ${after}
           GROUP BY name ORDER BY name LIMIT $2`,
         params,
       ),
-      this.sql.query<{ total: number }>(`SELECT count(DISTINCT name)::int AS total FROM events WHERE project_id = $1`, [projectId]),
+      query<{ total: number }>(db, `SELECT count(DISTINCT name)::int AS total FROM events WHERE project_id = $1`, [scope.projectId]),
     ]);
     return { rows, total };
   }

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { MailEventName, MailList, MailTrackedEvent, MailTrackResult } from '@app/contracts';
+import { DataSource } from 'typeorm';
+import type { MailEventName, MailList, MailTrackedEvent } from '@app/contracts';
 import type { ProjectContext } from '../../core/auth/project-context.js';
 import { decodeCursor, encodeCursor, takePage } from '../../core/http/pagination.js';
-import { parseContactData } from '../contacts/contact-data.js';
-import type { ListEventNamesQuery, ListEventsQuery, TrackBody } from './events.dto.js';
+import { scopeOf } from '../../core/scope/project-scope.js';
+import type { ListEventNamesQuery, ListEventsQuery } from './events.dto.js';
 import { EventsRepository, type EventRow } from './events.repository.js';
-import { TrackBatcher } from './track-batcher.js';
 
 function toEvent(row: EventRow): MailTrackedEvent {
   return {
@@ -17,28 +17,16 @@ function toEvent(row: EventRow): MailTrackedEvent {
   };
 }
 
-/** Tracked events of the calling project: recording them (POST /v1/track) and listing them. */
+/** Tracked events of the calling project (GET /events); POST /v1/track records them (modules/track). */
 @Injectable()
 export class EventsService {
   constructor(
+    private readonly dataSource: DataSource,
     private readonly events: EventsRepository,
-    private readonly tracker: TrackBatcher,
   ) {}
 
-  /** Creates or updates the contact and records the event, atomically. */
-  async track(project: ProjectContext, body: TrackBody): Promise<MailTrackResult> {
-    const row = await this.tracker.track({
-      projectId: project.id,
-      email: body.email,
-      subscribed: body.subscribed,
-      patch: parseContactData(body.data),
-      eventName: body.event,
-    });
-    return { contact: row.contact_id, event: row.id, timestamp: row.created_at.toISOString() };
-  }
-
   async list(project: ProjectContext, query: ListEventsQuery): Promise<MailList<MailTrackedEvent>> {
-    const { rows, total } = await this.events.list(project.id, {
+    const { rows, total } = await this.events.list(this.dataSource, scopeOf(project), {
       limit: query.limit,
       beforeId: query.cursor ? decodeCursor(query.cursor) : undefined,
       name: query.name,
@@ -58,7 +46,7 @@ export class EventsService {
 
   async names(project: ProjectContext, query: ListEventNamesQuery): Promise<MailList<MailEventName>> {
     const afterName = query.cursor ? decodeCursor(query.cursor) : undefined;
-    const { rows, total } = await this.events.names(project.id, query.limit, afterName);
+    const { rows, total } = await this.events.names(this.dataSource, scopeOf(project), { limit: query.limit, afterName });
     const { page, hasMore } = takePage(rows, query.limit);
     return {
       items: page.map((r) => ({ name: r.name, count: r.count, lastTrackedAt: r.last_tracked_at.toISOString() })),

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { MailMaintenanceJob, MailQueue } from '@app/contracts';
 import { QueueService } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
+import { MAINTENANCE_JOB_OPTIONS, MAINTENANCE_QUEUE, MailMaintenanceJob } from './maintenance.queue.js';
 
 /**
  * The worker's repeatable jobs. Job schedulers are upserted by id, so every worker process can call
@@ -15,9 +15,9 @@ export class RecurringJobs {
   ) {}
 
   async schedule(): Promise<void> {
-    const queue = this.queues.queue(MailQueue.Maintenance);
+    const queue = this.queues.queue(MAINTENANCE_QUEUE);
     const every = (seconds: number) => ({ every: seconds * 1000 });
-    const job = (name: string) => ({ name, opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } } });
+    const job = (name: string) => ({ name, opts: MAINTENANCE_JOB_OPTIONS });
     await queue.upsertJobScheduler(
       MailMaintenanceJob.RecheckDomains,
       every(this.config.domainRecheckSeconds),

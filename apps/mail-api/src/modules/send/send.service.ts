@@ -1,11 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ErrorCode, MailEmailPriority, MailErrorCode, type FieldError, type MailSendResult } from '@app/contracts';
+import { ErrorCode, MailErrorCode, type FieldError, type MailSendResult } from '@app/contracts';
 import { DomainError } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectContext } from '../../core/auth/project-context.js';
-import { EmailDeliveryQueue } from '../delivery/email-delivery.queue.js';
+import { scopeOf, type ProjectScope } from '../../core/scope/project-scope.js';
+import { ContactsRepository } from '../contacts/contacts.repository.js';
+import { EmailDeliveryQueue, MailEmailPriority } from '../delivery/email-delivery.queue.js';
+import { EmailDeliveryRepository, type EmailToInsert } from '../delivery/email-delivery.repository.js';
 import { unverifiedSendersAllowed } from '../delivery/unsigned-delivery.js';
 import { DomainsService } from '../domains/domains.service.js';
 import { renderTemplate } from '../templates/template-rendering.js';
@@ -13,7 +16,7 @@ import { TemplatesService } from '../templates/templates.service.js';
 import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
 import { renderedSizeProblems, resolveMessage, type ResolvedMessage } from './send-message.js';
 import type { SendEmailBody } from './send.dto.js';
-import { SendRepository, type EmailToInsert } from './send.repository.js';
+import { SendRepository } from './send.repository.js';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -38,6 +41,8 @@ export class SendService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly repository: SendRepository,
+    private readonly contacts: ContactsRepository,
+    private readonly emails: EmailDeliveryRepository,
     private readonly templates: TemplatesService,
     private readonly domains: DomainsService,
     private readonly unsubscribeLinks: UnsubscribeLinks,
@@ -58,18 +63,20 @@ export class SendService {
     // The development outbox takes any sender (unsigned, marked so by the worker): unsigned-delivery.ts.
     if (!unverifiedSendersAllowed(this.config)) await this.domains.senderDomain(project, message.from.email);
 
+    const scope = scopeOf(project);
     const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
     const outcome = await this.dataSource.transaction(async (tx) => {
       if (idempotencyKey !== undefined) {
-        const earlier = await this.repository.claimIdempotencyKey(tx, project.id, idempotencyKey, requestHash);
+        const earlier = await this.repository.claimIdempotencyKey(tx, scope, { key: idempotencyKey, requestHash });
         if (earlier) return { replay: this.replay(earlier.request_hash, requestHash, earlier.response), written: null };
       }
-      const written = await this.write(tx, project, message, body);
-      if (idempotencyKey !== undefined) await this.repository.storeIdempotentResponse(tx, project.id, idempotencyKey, written.result);
+      const written = await this.write(tx, scope, message, body);
+      if (idempotencyKey !== undefined)
+        await this.repository.storeIdempotentResponse(tx, scope, { key: idempotencyKey, response: written.result });
       return { replay: null, written };
     });
     if (!outcome.written) return outcome.replay;
-    await this.enqueue(project, outcome.written.emailIds);
+    await this.enqueue(scope, outcome.written.emailIds);
     return outcome.written.result;
   }
 
@@ -83,30 +90,29 @@ export class SendService {
     return response;
   }
 
-  private async write(tx: EntityManager, project: ProjectContext, message: ResolvedMessage, body: SendEmailBody) {
-    const addresses = message.recipients.map((r) => r.email);
-    const contactIds = await this.repository.upsertRecipients(tx, project.id, addresses, body.subscribed ?? null);
+  private async write(tx: EntityManager, scope: ProjectScope, message: ResolvedMessage, body: SendEmailBody) {
+    const emails = message.recipients.map((r) => r.email);
+    const contactIds = await this.contacts.upsertRecipients(tx, scope, { emails, subscribed: body.subscribed ?? null });
     const recipients = message.recipients.map((to) => {
       const contactId = contactIds.get(to.email.toLowerCase()) as string;
-      const variables = { ...body.data, email: to.email, unsubscribeUrl: this.unsubscribeLinks.urlFor(project.id, contactId) };
+      const variables = { ...body.data, email: to.email, unsubscribeUrl: this.unsubscribeLinks.urlFor(scope.projectId, contactId) };
       return { to, contactId, email: to.email, variables };
     });
     // Measured (the variables need the contact ids) before anything is rendered or stored; the refusal
     // rolls the contacts and the Idempotency-Key back with the transaction.
     const oversized = renderedSizeProblems(message.subject, message.body, recipients);
     if (oversized.length > 0) throw validationError(oversized);
-    const sendRequestId =
-      message.attachments.length > 0 ? await this.repository.insertSendRequest(tx, project.id, message.attachments) : null;
-    const emails: EmailToInsert[] = recipients.map(({ to, contactId, variables }) => ({
+    const sendRequestId = message.attachments.length > 0 ? await this.repository.insertSendRequest(tx, scope, message.attachments) : null;
+    const rendered: EmailToInsert[] = recipients.map(({ to, contactId, variables }) => ({
       contactId,
       to,
       // A substituted value must not start a new header line.
       subject: renderTemplate(message.subject, variables, { escapeHtml: false }).replace(/[\r\n]+/g, ' '),
       html: renderTemplate(message.body, variables, { escapeHtml: true }),
     }));
-    const emailIds = await this.repository.insertEmails(tx, project.id, { ...message, sendRequestId }, emails);
+    const emailIds = await this.emails.insertQueued(tx, scope, { fields: { ...message, sendRequestId }, emails: rendered });
     const result: MailSendResult = {
-      emails: emails.map((e) => ({
+      emails: rendered.map((e) => ({
         contact: { id: e.contactId, email: e.to.email },
         email: emailIds.get(e.to.email.toLowerCase()) as string,
       })),
@@ -115,9 +121,11 @@ export class SendService {
     return { result, emailIds: [...emailIds.values()] };
   }
 
-  private async enqueue(project: ProjectContext, emailIds: string[]): Promise<void> {
+  private async enqueue(scope: ProjectScope, emailIds: string[]): Promise<void> {
     try {
-      await this.deliveryQueue.enqueue(emailIds.map((id) => ({ id, projectId: project.id, priority: MailEmailPriority.Transactional })));
+      await this.deliveryQueue.enqueue(
+        emailIds.map((id) => ({ id, projectId: scope.projectId, priority: MailEmailPriority.Transactional })),
+      );
     } catch (err) {
       // Committed as QUEUED: the requeue job delivers them once the queue is reachable again.
       this.logger.warn({ err: (err as Error).message, emails: emailIds.length }, 'enqueue failed; emails stay QUEUED for the requeue job');

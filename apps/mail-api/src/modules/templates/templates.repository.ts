@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { MailTemplate, MailTemplateType } from '@app/contracts';
-import { likePattern, SqlWhere } from '@app/service-kit';
+import { execute, likePattern, query, queryOne, queryPrepared, SqlWhere, type Db } from '@app/service-kit';
 import { keysetPage } from '../../core/database/keyset-page.js';
-import { Sql } from '../../core/database/sql.service.js';
+import type { ProjectScope } from '../../core/scope/project-scope.js';
 
 const TEMPLATE_COLUMNS = 'id, name, description, subject, body, from_email, from_name, reply_to, type, created_at, updated_at';
 
@@ -67,59 +67,66 @@ export interface TemplateListFilter {
   type?: MailTemplateType;
 }
 
+/** The one writer of `templates`; every statement is scoped to one project. */
 @Injectable()
 export class TemplatesRepository {
-  constructor(private readonly sql: Sql) {}
-
-  async insert(projectId: string, fields: TemplateFields): Promise<TemplateRow> {
-    const [row] = await this.sql.query<TemplateRow>(
+  async insert(db: Db, scope: ProjectScope, fields: TemplateFields): Promise<TemplateRow> {
+    const [row] = await query<TemplateRow>(
+      db,
       `INSERT INTO templates (project_id, name, description, subject, body, from_email, from_name, reply_to, type)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        RETURNING ${TEMPLATE_COLUMNS}`,
-      [projectId, fields.name, fields.description, fields.subject, fields.body, fields.from, fields.fromName, fields.replyTo, fields.type],
+      [
+        scope.projectId,
+        fields.name,
+        fields.description,
+        fields.subject,
+        fields.body,
+        fields.from,
+        fields.fromName,
+        fields.replyTo,
+        fields.type,
+      ],
     );
     return row;
   }
 
   /** One page (limit + 1 rows, newest first) and the total matching the filters. */
-  list(projectId: string, filter: TemplateListFilter): Promise<{ rows: TemplateRow[]; total: number }> {
-    const where = new SqlWhere().add('project_id = ?', projectId);
+  list(db: Db, scope: ProjectScope, filter: TemplateListFilter): Promise<{ rows: TemplateRow[]; total: number }> {
+    const where = new SqlWhere().add('project_id = ?', scope.projectId);
     if (filter.type) where.add('type = ?', filter.type);
     // A project has few templates: the (project_id, id) index narrows enough, no trigram index needed.
     if (filter.search) where.add('lower(name) LIKE ?', likePattern(filter.search.toLowerCase()));
     const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit };
-    return keysetPage<TemplateRow>(this.sql, { select: TEMPLATE_COLUMNS, from: 'templates', idColumn: 'id', ...page });
+    return keysetPage<TemplateRow>(db, { select: TEMPLATE_COLUMNS, from: 'templates', idColumn: 'id', ...page });
   }
 
-  async findById(projectId: string, id: string): Promise<TemplateRow | null> {
-    const [row] = await this.sql.query<TemplateRow>(`SELECT ${TEMPLATE_COLUMNS} FROM templates WHERE project_id = $1 AND id = $2`, [
-      projectId,
+  /** Also the template lookup of POST /v1/send: a named prepared statement, like the rest of the send path. */
+  async findById(db: Db, scope: ProjectScope, id: string): Promise<TemplateRow | null> {
+    const [row] = await queryPrepared<TemplateRow>(db, `SELECT ${TEMPLATE_COLUMNS} FROM templates WHERE project_id = $1 AND id = $2`, [
+      scope.projectId,
       id,
     ]);
     return row ?? null;
   }
 
-  /**
-   * Sets the given fields (at least one). The statement text depends only on which fields are set, so
-   * the prepared-statement cache holds a bounded set (at most 2^8 texts).
-   */
-  async update(projectId: string, id: string, patch: Partial<TemplateFields>): Promise<TemplateRow | null> {
-    const params: unknown[] = [projectId, id];
+  /** Sets the given fields (at least one); the statement names only those. */
+  update(db: Db, scope: ProjectScope, input: { id: string; patch: Partial<TemplateFields> }): Promise<TemplateRow | null> {
+    const params: unknown[] = [scope.projectId, input.id];
     const sets = (Object.keys(COLUMN_OF) as (keyof TemplateFields)[])
-      .filter((field) => patch[field] !== undefined)
+      .filter((field) => input.patch[field] !== undefined)
       .map((field) => {
-        params.push(patch[field]);
+        params.push(input.patch[field]);
         return `${COLUMN_OF[field]} = $${params.length}`;
       });
-    const [row] = await this.sql.query<TemplateRow>(
+    return queryOne<TemplateRow>(
+      db,
       `UPDATE templates SET ${sets.join(', ')}, updated_at = now() WHERE project_id = $1 AND id = $2 RETURNING ${TEMPLATE_COLUMNS}`,
       params,
     );
-    return row ?? null;
   }
 
-  async delete(projectId: string, id: string): Promise<boolean> {
-    const rows = await this.sql.query(`DELETE FROM templates WHERE project_id = $1 AND id = $2 RETURNING id`, [projectId, id]);
-    return rows.length > 0;
+  async delete(db: Db, scope: ProjectScope, id: string): Promise<boolean> {
+    return (await execute(db, `DELETE FROM templates WHERE project_id = $1 AND id = $2`, [scope.projectId, id])) > 0;
   }
 }

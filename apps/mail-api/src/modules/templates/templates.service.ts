@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
+import { DataSource } from 'typeorm';
 import type { MailList, MailTemplate } from '@app/contracts';
 import { DomainError } from '@app/service-kit';
 import type { ProjectContext } from '../../core/auth/project-context.js';
 import { decodeCursor, encodeCursor, takePage } from '../../core/http/pagination.js';
+import { scopeOf } from '../../core/scope/project-scope.js';
 import type { CreateTemplateBody, ListTemplatesQuery, UpdateTemplateBody } from './templates.dto.js';
 import { TemplatesRepository, toTemplate, type TemplateFields } from './templates.repository.js';
 
@@ -13,10 +15,13 @@ import { TemplatesRepository, toTemplate, type TemplateFields } from './template
  */
 @Injectable()
 export class TemplatesService {
-  constructor(private readonly templates: TemplatesRepository) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly templates: TemplatesRepository,
+  ) {}
 
   async list(project: ProjectContext, query: ListTemplatesQuery): Promise<MailList<MailTemplate>> {
-    const { rows, total } = await this.templates.list(project.id, {
+    const { rows, total } = await this.templates.list(this.dataSource, scopeOf(project), {
       limit: query.limit,
       beforeId: query.cursor ? decodeCursor(query.cursor) : undefined,
       search: query.search || undefined,
@@ -27,7 +32,7 @@ export class TemplatesService {
   }
 
   async create(project: ProjectContext, body: CreateTemplateBody): Promise<MailTemplate> {
-    const row = await this.templates.insert(project.id, {
+    const row = await this.templates.insert(this.dataSource, scopeOf(project), {
       name: body.name,
       description: body.description ?? null,
       subject: body.subject,
@@ -42,7 +47,7 @@ export class TemplatesService {
 
   /** The project's template; a 404 `NOT_FOUND` DomainError when it has none with this id. */
   async findById(project: ProjectContext, id: string): Promise<MailTemplate> {
-    const row = isUUID(id) ? await this.templates.findById(project.id, id) : null;
+    const row = isUUID(id) ? await this.templates.findById(this.dataSource, scopeOf(project), id) : null;
     if (!row) throw templateNotFound();
     return toTemplate(row);
   }
@@ -55,13 +60,13 @@ export class TemplatesService {
       if (body[field] !== undefined) (patch as Record<string, unknown>)[field] = body[field];
     }
     if (Object.keys(patch).length === 0) return this.findById(project, id);
-    const row = await this.templates.update(project.id, id, patch);
+    const row = await this.templates.update(this.dataSource, scopeOf(project), { id, patch });
     if (!row) throw templateNotFound();
     return toTemplate(row);
   }
 
   async remove(project: ProjectContext, id: string): Promise<void> {
-    if (!isUUID(id) || !(await this.templates.delete(project.id, id))) throw templateNotFound();
+    if (!isUUID(id) || !(await this.templates.delete(this.dataSource, scopeOf(project), id))) throw templateNotFound();
   }
 }
 

@@ -13,7 +13,7 @@ export class HtmlResponseInterceptor implements NestInterceptor {
   constructor(private readonly adapterHost: HttpAdapterHost) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const res = context.switchToHttp().getResponse();
+    const res = context.switchToHttp().getResponse<unknown>();
     const adapter = this.adapterHost.httpAdapter;
     return next.handle().pipe(
       tap((value) => {

@@ -3,7 +3,7 @@
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
 }
 
 /**

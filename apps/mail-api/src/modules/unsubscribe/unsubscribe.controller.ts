@@ -1,10 +1,11 @@
-import { Controller, createParamDecorator, ExecutionContext, Get, Header, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../../core/auth/api-key.decorators.js';
 import { MailErrorBodyDto } from '../../core/http/openapi-errors.js';
 import { HtmlResponseInterceptor } from './html-response.interceptor.js';
 import { confirmationPage, UNSUBSCRIBED_PAGE } from './unsubscribe-pages.js';
 import { UnsubscribeService } from './unsubscribe.service.js';
+import { WantsHtml } from './wants-html.decorator.js';
 
 const INVALID_LINK = {
   status: 400,
@@ -12,16 +13,6 @@ const INVALID_LINK = {
   type: MailErrorBodyDto,
 };
 const TOKEN_PARAM = { name: 'token', description: 'The signed token of the link in the email' };
-
-/**
- * Whether the client asked for an HTML answer (a browser submitting the confirmation page's form) rather
- * than being a mail client's one-click POST. A custom decorator, not `@Headers('accept')`, which the
- * OpenAPI document would list as a required header.
- */
-const WantsHtml = createParamDecorator((_data: unknown, ctx: ExecutionContext): boolean => {
-  const accept = ctx.switchToHttp().getRequest<{ headers: Record<string, string | string[] | undefined> }>().headers.accept;
-  return /\btext\/html\b/i.test(String(accept ?? ''));
-});
 
 /**
  * The links in marketing emails. Public (no API key) and therefore outside the per-project API rate

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { MailErrorCode } from '@app/contracts';
 import { DomainError } from '@app/service-kit';
-import { Sql } from '../../core/database/sql.service.js';
+import { projectScope } from '../../core/scope/project-scope.js';
+import { ContactsRepository } from '../contacts/contacts.repository.js';
 import { UnsubscribeLinks, type UnsubscribeTarget } from './unsubscribe-links.js';
 
 /**
@@ -12,8 +14,9 @@ import { UnsubscribeLinks, type UnsubscribeTarget } from './unsubscribe-links.js
 @Injectable()
 export class UnsubscribeService {
   constructor(
+    private readonly dataSource: DataSource,
     private readonly links: UnsubscribeLinks,
-    private readonly sql: Sql,
+    private readonly contacts: ContactsRepository,
   ) {}
 
   /** Checks the link only (400 when it is not one of ours): what a GET does, which must change nothing. */
@@ -23,11 +26,8 @@ export class UnsubscribeService {
 
   async unsubscribe(token: string): Promise<void> {
     const target = this.target(token);
-    // Project-scoped like every contact query; `AND subscribed` keeps a repeat from touching the row.
-    await this.sql.query(`UPDATE contacts SET subscribed = false, updated_at = now() WHERE project_id = $1 AND id = $2 AND subscribed`, [
-      target.projectId,
-      target.contactId,
-    ]);
+    // The signed link names the project: the write is scoped to it like every contact write.
+    await this.contacts.unsubscribe(this.dataSource, projectScope(target.projectId), target.contactId);
   }
 
   private target(token: string): UnsubscribeTarget {

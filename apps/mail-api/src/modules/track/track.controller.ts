@@ -4,14 +4,14 @@ import type { MailSuccess, MailTrackResult } from '@app/contracts';
 import { CurrentProject, PublicKeyAllowed } from '../../core/auth/api-key.decorators.js';
 import type { ProjectContext } from '../../core/auth/project-context.js';
 import { ApiMailErrors } from '../../core/http/openapi-errors.js';
-import { TrackBody, TrackResponse } from './events.dto.js';
-import { EventsService } from './events.service.js';
+import { TrackBody, TrackResponse } from './track.dto.js';
+import { TrackService } from './track.service.js';
 
 @ApiTags('public API')
 @ApiBearerAuth()
 @Controller('v1/track')
 export class TrackController {
-  constructor(private readonly events: EventsService) {}
+  constructor(private readonly tracker: TrackService) {}
 
   @Post()
   @HttpCode(200)
@@ -27,6 +27,6 @@ export class TrackController {
   @ApiOkResponse({ type: TrackResponse })
   @ApiMailErrors(422)
   async track(@CurrentProject() project: ProjectContext, @Body() body: TrackBody): Promise<MailSuccess<MailTrackResult>> {
-    return { success: true, data: await this.events.track(project, body) };
+    return { success: true, data: await this.tracker.track(project, body) };
   }
 }

@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { projectScope } from '../../core/scope/project-scope.js';
 import type { ContactDataPatch } from '../contacts/contact-data.js';
-import { EventsRepository, type TrackBatchEvent, type TrackedRow, type TrackGroup } from './events.repository.js';
+import { TrackRepository, type TrackBatchEvent, type TrackedRow, type TrackGroup } from './track.repository.js';
 
 /** Statements in flight at once; further calls wait and go out together in the next batch. */
 const MAX_IN_FLIGHT = 4;
@@ -27,7 +29,8 @@ interface Pending {
  * per-commit costs are shared; a lone call goes out at once, alone. Each call's contact change and
  * event still commit atomically. Calls for one email in a batch become one contact change, merged in
  * arrival order, exactly as if applied one after another. If a batch fails, its calls are retried one
- * by one, so one bad call cannot fail the others.
+ * by one, so one bad call cannot fail the others. A batch may hold calls of several projects: each
+ * call keeps its project (the scope of its rows), and busy projects share the statement's costs.
  */
 @Injectable()
 export class TrackBatcher {
@@ -36,7 +39,10 @@ export class TrackBatcher {
   private inFlight = 0;
   private scheduled = false;
 
-  constructor(private readonly events: EventsRepository) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly tracks: TrackRepository,
+  ) {}
 
   track(command: TrackCommand): Promise<TrackedRow> {
     return new Promise((resolve, reject) => {
@@ -66,7 +72,8 @@ export class TrackBatcher {
     if (batch.length > 1) {
       let rows: TrackedRow[] | null = null;
       try {
-        rows = await this.events.trackBatch(...groupBatch(batch.map((p) => p.command)));
+        const [groups, events] = groupBatch(batch.map((p) => p.command));
+        rows = await this.tracks.trackBatch(this.dataSource, { groups, events });
       } catch (error) {
         // Nothing of the batch was committed: write its calls one by one.
         this.logger.warn({ err: error, size: batch.length }, 'track batch failed; writing its calls one by one');
@@ -83,7 +90,13 @@ export class TrackBatcher {
   }
 
   private async writeOne(c: TrackCommand): Promise<TrackedRow> {
-    const run = () => this.events.track(c.projectId, c.email, c.subscribed, c.patch, c.eventName);
+    const run = () =>
+      this.tracks.track(this.dataSource, projectScope(c.projectId), {
+        email: c.email,
+        subscribed: c.subscribed,
+        patch: c.patch,
+        eventName: c.eventName,
+      });
     try {
       return await run();
     } catch (error) {
