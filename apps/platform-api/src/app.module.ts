@@ -9,10 +9,11 @@ import { AuditCoreModule } from './core/audit/audit-core.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { PlatformEventsModule } from './modules/platform-events/platform-events.module.js';
 import { AuthModule } from './modules/auth/auth.module.js';
-import { AccessControlModule } from './modules/access-control/access-control.module.js';
 import { BootstrapModule } from './modules/bootstrap/bootstrap.module.js';
 import { DirectoryModule } from './modules/directory/directory.module.js';
+import { FeaturesModule } from './modules/features/features.module.js';
 import { NavigationModule } from './modules/navigation/navigation.module.js';
+import { RolesModule } from './modules/roles/roles.module.js';
 import { SidebarModule } from './modules/sidebar/sidebar.module.js';
 import { UsersModule } from './modules/users/users.module.js';
 import { AuditLogsModule } from './modules/audit-logs/audit-logs.module.js';
@@ -33,9 +34,10 @@ export class AppModule {
         HealthModule,
         BootstrapModule,
         AuthModule,
-        AccessControlModule,
+        RolesModule,
         UsersModule,
         SidebarModule,
+        FeaturesModule,
         NavigationModule,
         DirectoryModule,
         NotificationsModule,

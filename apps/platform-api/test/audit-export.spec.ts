@@ -61,8 +61,7 @@ describe('GET /audit_logs/audit-logs/actions/export', () => {
         res.on('data', (chunk: string) => (text += chunk));
         res.on('end', () => done(null, text));
       });
-  const rowsOf = (res: request.Response) =>
-    parse(res.body as string, { columns: true, skip_empty_lines: false }) as Record<string, string>[];
+  const rowsOf = (res: request.Response) => parse<Record<string, string>>(res.body as string, { columns: true, skip_empty_lines: false });
   const listed = async (auth: Auth, query: object = {}) =>
     (
       await request(t.url)

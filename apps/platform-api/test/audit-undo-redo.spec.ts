@@ -33,7 +33,7 @@ describe('undo and redo: POST /audit_logs/audit-logs/actions/undo|redo', () => {
   const createRole = async (auth: Auth, name = `role-${randomUUID().slice(0, 8)}`) => {
     const res = await request(t.url).post('/auth/roles').set(auth).send({ name }).expect(201);
     expect(res.headers['x-undo-token']).toEqual(expect.any(String));
-    return { id: res.body.id as string, name, token: res.headers['x-undo-token'] as string };
+    return { id: res.body.id as string, name, token: res.headers['x-undo-token'] };
   };
   const undo = (auth: Auth, undoToken: unknown) => undoRedoClient(t).undo(auth, undoToken);
   const redo = (auth: Auth, logId: unknown) => undoRedoClient(t).redo(auth, logId);

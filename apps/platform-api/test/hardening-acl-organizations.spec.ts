@@ -5,7 +5,6 @@ import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
 
 type Auth = Record<string, string>;
-type Tenant = { id: string; organizationId: string };
 /** A tenant administrator who may manage ACLs, roles and users, restricted to some organizations in the tests. */
 const ADMIN = ['auth.acl.manage', 'auth.roles.*', 'auth.users.*'];
 

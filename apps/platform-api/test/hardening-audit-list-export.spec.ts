@@ -26,7 +26,7 @@ describe('action log: undoableOnly and CSV formula cells', () => {
     ).body.items as Record<string, any>[];
   const createRole = async (auth: Auth, name: string) => {
     const res = await request(t.url).post('/auth/roles').set(auth).send({ name }).expect(201);
-    return { id: res.body.id as string, token: res.headers['x-undo-token'] as string };
+    return { id: res.body.id as string, token: res.headers['x-undo-token'] };
   };
 
   beforeAll(async () => {
@@ -96,7 +96,7 @@ describe('action log: undoableOnly and CSV formula cells', () => {
           r.on('end', () => done(null, text));
         })
         .expect(200);
-      return parse(res.body as string, { columns: true, relax_column_count: false }) as Record<string, string>[];
+      return parse<Record<string, string>>(res.body as string, { columns: true, relax_column_count: false });
     };
 
     it('a cell beginning with =, +, -, @, tab or CR is prefixed with a single quote; other cells are exact', async () => {

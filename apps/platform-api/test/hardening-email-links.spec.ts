@@ -4,8 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { AccountEmailJob, PlatformQueue } from '@app/contracts';
 import { QueueService, WorkerRunner } from '@app/service-kit';
+import { AccountEmailJob, AccountEmailQueue } from '../src/modules/account-email/account-email.queue.js';
 import { hashToken } from '../src/modules/auth/credentials.js';
 import { PasswordResetService } from '../src/modules/auth/password-reset.service.js';
 import { WorkerModule } from '../src/worker.module.js';
@@ -56,7 +56,7 @@ describe('account email jobs carry no token or link', () => {
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
     await worker.get(WorkerRunner).start();
   };
-  const queue = () => t.app.get(QueueService).queue(PlatformQueue.AccountEmail);
+  const queue = () => t.app.get(QueueService).queue(AccountEmailQueue);
   const sendJobTo = (to: string) =>
     waitFor(async () =>
       (await queue().getJobs(['waiting', 'active', 'delayed', 'completed', 'failed'])).find(

@@ -3,12 +3,13 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { NotificationJob, PlatformNotificationsQueue, PlatformQueue } from '@app/contracts';
 import { QueueService, WorkerRunner } from '@app/service-kit';
 import { AclResolverService } from '../src/core/auth/acl-resolver.service.js';
 import { grants, hasFeature } from '../src/core/auth/feature-match.js';
+import { AccountEmailQueue } from '../src/modules/account-email/account-email.queue.js';
 import { NotificationDispatchService } from '../src/modules/notifications/notification-dispatch.service.js';
 import { patternsGranting } from '../src/modules/notifications/notification-recipients.repository.js';
+import { NotificationJob, NotificationsQueue } from '../src/modules/notifications/notifications.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { Factories } from './support/factories.js';
 import { startMailApiStub, waitFor } from './support/mail-api-stub.js';
@@ -38,11 +39,13 @@ describe('notifications: role and feature fan-out through the worker, and the em
     await stub.close();
   });
 
-  const queue = () => t.app.get(QueueService).queue(PlatformNotificationsQueue);
+  const queue = () => t.app.get(QueueService).queue(NotificationsQueue);
   const completed = (jobId: string) =>
     waitFor(async () => {
       const job = await queue().getJob(jobId);
-      return job && (await job.getState()) === 'completed' ? job : null;
+      if (!job || (await job.getState()) !== 'completed') return null;
+      // Read again once completed: the copy read before may predate its return value.
+      return queue().getJob(jobId);
     }, 20_000);
   const rowsOfBatch = async (batchId: string): Promise<string[]> =>
     (await ds.query('SELECT recipient_user_id FROM notifications WHERE batch_id = $1 ORDER BY recipient_user_id', [batchId])).map(
@@ -111,7 +114,7 @@ describe('notifications: role and feature fan-out through the worker, and the em
       // A duplicate delivery of the same job (another id, same batch) writes nothing.
       const duplicateId = await t.app
         .get(QueueService)
-        .add(PlatformNotificationsQueue, NotificationJob.FanOut, job.data, { jobId: `dup-${res.body.batchId}` });
+        .add(NotificationsQueue, NotificationJob.FanOut, job.data, { jobId: `dup-${res.body.batchId}` });
       const duplicate = await completed(duplicateId as string);
       expect(duplicate.returnvalue).toEqual({ recipients: 25, written: 0 });
       expect(await rowsOfBatch(res.body.batchId)).toHaveLength(25);
@@ -262,7 +265,7 @@ describe('notifications: role and feature fan-out through the worker, and the em
       const again = await t.app
         .get(QueueService)
         .add(
-          PlatformNotificationsQueue,
+          NotificationsQueue,
           NotificationJob.Email,
           { tenantId: tenant.id, batchId: fan.body.batchId },
           { jobId: `again-${fan.body.batchId}` },
@@ -271,7 +274,7 @@ describe('notifications: role and feature fan-out through the worker, and the em
       const ids: string[] = (await ds.query('SELECT id FROM notifications WHERE batch_id = $1', [fan.body.batchId])).map(
         (r: { id: string }) => r.id,
       );
-      const accountEmails = t.app.get(QueueService).queue(PlatformQueue.AccountEmail);
+      const accountEmails = t.app.get(QueueService).queue(AccountEmailQueue);
       await waitFor(async () => {
         const states = await Promise.all(ids.map(async (id) => (await accountEmails.getJob(`notification-${id}`))?.getState()));
         return states.every((s) => s === 'completed') ? true : null;

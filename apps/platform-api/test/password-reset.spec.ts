@@ -3,8 +3,8 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { AccountEmailJob, PlatformQueue } from '@app/contracts';
 import { QueueService, WorkerRunner } from '@app/service-kit';
+import { AccountEmailJob, AccountEmailQueue } from '../src/modules/account-email/account-email.queue.js';
 import { hashToken } from '../src/modules/auth/credentials.js';
 import { PasswordResetService } from '../src/modules/auth/password-reset.service.js';
 import { WorkerModule } from '../src/worker.module.js';
@@ -60,7 +60,7 @@ describe('password reset and invitations through the mail-api', () => {
     const before = stub.sends.length;
     await resetRequest('nobody-here@example.com').expect(200, { ok: true });
     // The worker resolves the request: wait for its job to complete, then check nothing was sent.
-    const queue = t.app.get(QueueService).queue(PlatformQueue.AccountEmail);
+    const queue = t.app.get(QueueService).queue(AccountEmailQueue);
     const done = await waitFor(async () => {
       const jobs = await queue.getJobs(['completed']);
       return jobs.find((j) => j.name === AccountEmailJob.PasswordResetRequested && j.data.email === 'nobody-here@example.com');
@@ -189,7 +189,7 @@ describe('password reset and invitations through the mail-api', () => {
     const user = await f.user(tenant, { roleIds: [roleId] });
     stub.failNext(2, 503);
     await resetRequest(user.email).expect(200);
-    const queue = t.app.get(QueueService).queue(PlatformQueue.AccountEmail);
+    const queue = t.app.get(QueueService).queue(AccountEmailQueue);
     const sendJob = await waitFor(async () => {
       const jobs = await queue.getJobs(['completed']);
       return jobs.find((j) => j.name === AccountEmailJob.Send && j.data.to === user.email);

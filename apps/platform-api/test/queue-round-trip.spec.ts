@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { MaintenanceJob, PlatformMaintenanceJob, PlatformQueue } from '@app/contracts';
+import { MaintenanceJob } from '@app/contracts';
 import { heartbeatKey, QueueService, WorkerRunner } from '@app/service-kit';
 import { waitFor } from '@app/service-kit/testing';
+import { MAINTENANCE_QUEUE, PlatformMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
 
@@ -26,7 +27,7 @@ describe('BullMQ round trip through a real Redis', () => {
 
   it('the worker discovers the processors the modules declare', () => {
     const handlers = worker.get(WorkerRunner).discoverHandlers();
-    expect([...(handlers.get(PlatformQueue.Maintenance)?.keys() ?? [])].sort()).toEqual(
+    expect([...(handlers.get(MAINTENANCE_QUEUE)?.keys() ?? [])].sort()).toEqual(
       [MaintenanceJob.WorkerHeartbeat, PlatformMaintenanceJob.PurgeExpired].sort(),
     );
   });
@@ -36,12 +37,12 @@ describe('BullMQ round trip through a real Redis', () => {
     const probeId = randomUUID();
     const jobId = await api.app
       .get(QueueService)
-      .add(PlatformQueue.Maintenance, MaintenanceJob.WorkerHeartbeat, { probeId, requestedAt: new Date().toISOString() });
+      .add(MAINTENANCE_QUEUE, MaintenanceJob.WorkerHeartbeat, { probeId, requestedAt: new Date().toISOString() });
     expect(jobId).toBeDefined();
     const answer = await waitFor(() => redis.get(heartbeatKey(api.config.queuePrefix, probeId)), 10_000, 'the heartbeat answer');
     expect(JSON.parse(answer)).toMatchObject({ pid: process.pid });
     // The answer is written while the job runs; its completion is recorded just after.
-    const queue = api.app.get(QueueService).queue(PlatformQueue.Maintenance);
+    const queue = api.app.get(QueueService).queue(MAINTENANCE_QUEUE);
     const job = await waitFor(
       async () => {
         const j = await queue.getJob(jobId!);
@@ -55,7 +56,7 @@ describe('BullMQ round trip through a real Redis', () => {
   });
 
   it('a job with an unknown name fails without retries', async () => {
-    const queue = api.app.get(QueueService).queue(PlatformQueue.Maintenance);
+    const queue = api.app.get(QueueService).queue(MAINTENANCE_QUEUE);
     const job = await queue.add('no.such.job', {}, { attempts: 3 });
     // Waits for the job to finish either way (a retried attempt is not finished), then checks how.
     const finished = await waitFor(
@@ -67,7 +68,7 @@ describe('BullMQ round trip through a real Redis', () => {
       'the job to finish',
     );
     expect(await finished.getState()).toBe('failed');
-    expect(finished.failedReason).toBe(`no handler for job ${PlatformQueue.Maintenance}/no.such.job`);
+    expect(finished.failedReason).toBe(`no handler for job ${MAINTENANCE_QUEUE}/no.such.job`);
     expect(finished.attemptsMade).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AuthContext } from '../auth/auth-context.js';
+import { AccessLogsRepository, type AccessLogEntryRow } from './access-logs.repository.js';
 
 /** decisions.md "Audit and action logs": one entry per read of users, roles, ACLs, consents, attachments. */
 export type AccessType = 'read' | 'read:list' | 'export';
@@ -12,18 +13,6 @@ export interface AccessLogInput {
   /** The fields the caller was shown. */
   fields?: string[];
   context?: Record<string, unknown> | null;
-}
-
-interface PendingEntry {
-  tenant_id: string;
-  organization_id: string | null;
-  actor_user_id: string;
-  resource_kind: string;
-  resource_id: string | null;
-  access_type: string;
-  fields: string[];
-  context: Record<string, unknown> | null;
-  created_at: string;
 }
 
 const FLUSH_INTERVAL_MS = 250;
@@ -41,12 +30,15 @@ const MAX_BUFFERED = 20_000;
 @Injectable()
 export class AccessLogService implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(AccessLogService.name);
-  private buffer: PendingEntry[] = [];
+  private buffer: AccessLogEntryRow[] = [];
   private timer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
   private flushScheduled = false;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly logs: AccessLogsRepository,
+  ) {}
 
   onModuleInit(): void {
     this.timer = setInterval(() => void this.flush(), FLUSH_INTERVAL_MS);
@@ -97,7 +89,7 @@ export class AccessLogService implements OnModuleInit, BeforeApplicationShutdown
     while (this.buffer.length) {
       const batch = this.buffer.splice(0, MAX_ROWS_PER_STATEMENT);
       try {
-        await this.insert(batch);
+        await this.logs.insertBatch(this.dataSource, batch);
       } catch (err) {
         this.requeue(batch, err);
         return;
@@ -105,21 +97,8 @@ export class AccessLogService implements OnModuleInit, BeforeApplicationShutdown
     }
   }
 
-  private async insert(batch: PendingEntry[]): Promise<void> {
-    // Entries of a tenant deleted in between are skipped rather than failing the whole batch.
-    await this.dataSource.query(
-      `INSERT INTO access_logs (tenant_id, organization_id, actor_user_id, resource_kind, resource_id, access_type, fields, context, created_at)
-       SELECT e.tenant_id, e.organization_id, e.actor_user_id, e.resource_kind, e.resource_id, e.access_type,
-              COALESCE(e.fields, '{}'), e.context, e.created_at
-         FROM jsonb_to_recordset($1::jsonb) AS e(tenant_id uuid, organization_id uuid, actor_user_id uuid, resource_kind text,
-              resource_id text, access_type text, fields text[], context jsonb, created_at timestamptz)
-        WHERE EXISTS (SELECT 1 FROM tenants t WHERE t.id = e.tenant_id)`,
-      [JSON.stringify(batch)],
-    );
-  }
-
   /** Postgres is unreachable: keep the entries for the next flush, within a bound. */
-  private requeue(batch: PendingEntry[], err: unknown): void {
+  private requeue(batch: AccessLogEntryRow[], err: unknown): void {
     this.buffer = [...batch, ...this.buffer];
     const excess = this.buffer.length - MAX_BUFFERED;
     if (excess > 0) this.buffer.splice(0, excess);

@@ -6,7 +6,7 @@ const VOLATILE_FIELDS = new Set(['updatedAt']);
 function stable(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value as object)
+    return `{${Object.keys(value)
       .sort()
       .map((k) => `${JSON.stringify(k)}:${stable((value as Record<string, unknown>)[k])}`)
       .join(',')}}`;

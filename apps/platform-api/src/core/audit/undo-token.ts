@@ -22,7 +22,7 @@ export class UndoTokenInterceptor implements NestInterceptor {
     const method = context.switchToHttp().getRequest<{ method: string }>().method;
     if (method === 'GET' || method === 'HEAD') return next.handle();
     return next.handle().pipe(
-      map((result) => {
+      map((result: unknown) => {
         const token = undoTokenOf(result);
         if (token) context.switchToHttp().getResponse<Response>().setHeader('X-Undo-Token', token);
         return result;

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
 import { REDIS, REDIS_SETTINGS, type RedisSettings } from '@app/service-kit';
 import type { ResolvedAcl } from './auth-context.js';
 import { SessionLookupRepository } from './session-lookup.repository.js';
@@ -53,6 +54,7 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(REDIS_SETTINGS) private readonly settings: RedisSettings,
+    private readonly dataSource: DataSource,
     private readonly sessionLookup: SessionLookupRepository,
   ) {
     this.channel = `${settings.queuePrefix}:auth:invalidate`;
@@ -97,7 +99,7 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
 
   /** The session if it lives (exists, not expired, tenant active); cached, so a warm request does no SQL. */
   liveSession(sessionId: string): Promise<CachedSession | null> {
-    return this.getSession(sessionId, () => this.sessionLookup.findLive(sessionId));
+    return this.getSession(sessionId, () => this.sessionLookup.findLive(this.dataSource, sessionId));
   }
 
   async getSession(sessionId: string, load: () => Promise<{ userId: string; tenantId: string; expiresAt: Date } | null>) {

@@ -1,12 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { systemScope } from '../scope/tenant-scope.js';
+import { type AclRow, AclLookupRepository } from './acl-lookup.repository.js';
 import type { ResolvedAcl } from './auth-context.js';
-
-interface AclRow {
-  is_super_admin: boolean;
-  features: string[];
-  organizations: string[] | null;
-}
 
 /**
  * decisions.md: super administrator if any role ACL or the user ACL says so; else a user ACL alone
@@ -39,31 +35,25 @@ export function combineAcls(roles: { id: string; name: string; acl: AclRow | nul
 
 @Injectable()
 export class AclResolverService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly lookup: AclLookupRepository,
+  ) {}
 
+  /** The user's access in the tenant (the JWT strategy, logins, refreshes and user management call it). */
   async resolve(userId: string, tenantId: string): Promise<ResolvedAcl> {
-    const [roles, userAcls] = await Promise.all([
-      this.dataSource.query(
-        `SELECT r.id, r.name, ra.is_super_admin, ra.features, ra.organizations, ra.id AS acl_id
-           FROM user_roles ur
-           JOIN roles r ON r.id = ur.role_id
-           LEFT JOIN role_acls ra ON ra.role_id = r.id AND ra.tenant_id = ur.tenant_id
-          WHERE ur.tenant_id = $2 AND ur.user_id = $1
-          ORDER BY r.name`,
-        [userId, tenantId],
-      ),
-      this.dataSource.query(`SELECT is_super_admin, features, organizations FROM user_acls WHERE tenant_id = $2 AND user_id = $1`, [
-        userId,
-        tenantId,
-      ]),
+    const scope = systemScope(tenantId);
+    const [roles, userAcl] = await Promise.all([
+      this.lookup.membershipAcls(this.dataSource, scope, userId),
+      this.lookup.userAcl(this.dataSource, scope, userId),
     ]);
     return combineAcls(
-      roles.map((r: AclRow & { id: string; name: string; acl_id: string | null }) => ({
+      roles.map((r) => ({
         id: r.id,
         name: r.name,
         acl: r.acl_id ? { is_super_admin: r.is_super_admin, features: r.features, organizations: r.organizations } : null,
       })),
-      userAcls[0] ?? null,
+      userAcl,
     );
   }
 }

@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { RateLimiterService } from '../rate-limit/rate-limiter.service.js';
 import { AccessCacheService } from './access-cache.service.js';
+import { AclLookupRepository } from './acl-lookup.repository.js';
 import { AclResolverService } from './acl-resolver.service.js';
 import { AuthGuard } from './auth.guard.js';
 import { JwtStrategy } from './jwt.strategy.js';
@@ -15,6 +16,7 @@ import { SessionLookupRepository } from './session-lookup.repository.js';
   providers: [
     AccessCacheService,
     AclResolverService,
+    AclLookupRepository,
     JwtStrategy,
     SessionLookupRepository,
     RateLimiterService,

@@ -1,5 +1,9 @@
 import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { Request } from 'express';
 import type { AuthContext } from './auth-context.js';
+
+/** A request once the AuthGuard has passed it: the caller's context is on `auth`. */
+export type AuthenticatedRequest = Request & { auth: AuthContext };
 
 export { Public, PUBLIC_ROUTE } from '@app/service-kit';
 
@@ -10,11 +14,12 @@ export const RequireFeatures = (...features: string[]) => SetMetadata(REQUIRED_F
 
 /** The authenticated caller's context, set by the AuthGuard. */
 export const CurrentAuth = createParamDecorator(
-  (_data: unknown, ctx: ExecutionContext): AuthContext => ctx.switchToHttp().getRequest().auth,
+  (_data: unknown, ctx: ExecutionContext): AuthContext => ctx.switchToHttp().getRequest<AuthenticatedRequest>().auth,
 );
 
 /** The client's IP as Express derives it (honours `trust proxy`). */
 export const ClientIp = createParamDecorator((_data: unknown, ctx: ExecutionContext): string => {
-  const req = ctx.switchToHttp().getRequest();
-  return req.ip ?? req.socket?.remoteAddress ?? 'unknown';
+  const req = ctx.switchToHttp().getRequest<Request>();
+  // Typed as always present; a request without a socket (tests, proxies of the adapter) has neither.
+  return req.ip ?? (req.socket as Request['socket'] | undefined)?.remoteAddress ?? 'unknown';
 });

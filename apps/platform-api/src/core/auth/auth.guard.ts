@@ -2,7 +2,7 @@ import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard as PassportAuthGuard } from '@nestjs/passport';
 import { DomainError } from '@app/service-kit';
-import { PUBLIC_ROUTE, REQUIRED_FEATURES } from './auth.decorators.js';
+import { type AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_FEATURES } from './auth.decorators.js';
 import type { AuthContext } from './auth-context.js';
 
 /**
@@ -19,7 +19,7 @@ export class AuthGuard extends PassportAuthGuard('jwt') {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     await super.canActivate(context);
-    const auth: AuthContext = context.switchToHttp().getRequest().auth;
+    const auth: AuthContext = context.switchToHttp().getRequest<AuthenticatedRequest>().auth;
     const required = this.reflector.getAllAndOverride<string[]>(REQUIRED_FEATURES, targets) ?? [];
     if (required.length && !auth.can(...required)) {
       throw DomainError.forbidden(`missing required features: ${required.join(', ')}`);

@@ -8,8 +8,8 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-conf
 import { AccessCacheService } from './access-cache.service.js';
 import { AclResolverService } from './acl-resolver.service.js';
 import { AuthContext } from './auth-context.js';
-import { readCookie } from '../../modules/auth/auth-cookies.js';
 import { AUTH_COOKIE, type AccessTokenClaims } from './jwt-claims.js';
+import { readCookie } from './request-cookies.js';
 
 /** The `auth_token` cookie, parsed only when there is no bearer header. */
 const fromAuthCookie = (req: Request): string | null => readCookie(req, AUTH_COOKIE);

@@ -1,8 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { UnrecoverableError, type Job } from 'bullmq';
-import { AccountEmailJob, PlatformQueue, type AccountEmailPayload } from '@app/contracts';
 import { OnJob } from '@app/service-kit';
-import { isTokenLinkPayload, type AccountEmailJobData } from './account-email.queue.js';
+import {
+  AccountEmailJob,
+  AccountEmailQueue,
+  isTokenLinkPayload,
+  type AccountEmailJobData,
+  type AccountEmailPayload,
+} from './account-email.queue.js';
 import { MailApiClient, MailApiRetryableError } from './mail-api.client.js';
 import { TokenLinkComposers } from './token-link-composers.js';
 
@@ -18,7 +23,7 @@ export class AccountEmailJobs {
    * token-link job is composed here, in the worker, so its link never exists in Redis; a token that
    * is no longer live (used, replaced, expired, or its link already sent) sends nothing.
    */
-  @OnJob({ queue: PlatformQueue.AccountEmail, name: AccountEmailJob.Send })
+  @OnJob({ queue: AccountEmailQueue, name: AccountEmailJob.Send })
   async send(job: Job<AccountEmailJobData>): Promise<{ delivered: string }> {
     const idempotencyKey = `platform-${job.id}`;
     if (!isTokenLinkPayload(job.data)) return this.deliver(job.data, idempotencyKey);

@@ -1,11 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { AccountEmailJob, PlatformQueue, type AccountEmailPayload } from '@app/contracts';
 import { QueueService } from '@app/service-kit';
-import type { AccountEmailJobData, TokenLinkEmailPayload } from './account-email.queue.js';
+import {
+  ACCOUNT_EMAIL_SEND_OPTIONS,
+  AccountEmailJob,
+  AccountEmailQueue,
+  type AccountEmailJobData,
+  type AccountEmailPayload,
+  type TokenLinkEmailPayload,
+} from './account-email.queue.js';
 
-const SEND_OPTIONS = { attempts: 8, backoff: { type: 'exponential', delay: 2000 } };
-
-/** Queues account emails; the worker delivers them (retried with exponential backoff). */
+/**
+ * The producer of the account-email queue's `Send` jobs (other modules queue their emails through
+ * it); the worker delivers them (retried with exponential backoff).
+ */
 @Injectable()
 export class AccountEmailService {
   constructor(private readonly queues: QueueService) {}
@@ -22,6 +29,6 @@ export class AccountEmailService {
   }
 
   private async add(data: AccountEmailJobData, jobId: string): Promise<void> {
-    await this.queues.add(PlatformQueue.AccountEmail, AccountEmailJob.Send, data, { jobId, ...SEND_OPTIONS });
+    await this.queues.add(AccountEmailQueue, AccountEmailJob.Send, data, { jobId, ...ACCOUNT_EMAIL_SEND_OPTIONS });
   }
 }

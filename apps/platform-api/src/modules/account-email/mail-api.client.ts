@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { AccountEmailPayload } from '@app/contracts';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
+import type { AccountEmailPayload } from './account-email.queue.js';
 
 /** Raised for answers worth retrying (network, 429, 5xx); a 4xx other than 429 is final. */
 export class MailApiRetryableError extends Error {}

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { AccountEmailPayload } from '@app/contracts';
-import type { TokenLinkEmailKind, TokenLinkEmailPayload } from './account-email.queue.js';
+import type { AccountEmailPayload, TokenLinkEmailKind, TokenLinkEmailPayload } from './account-email.queue.js';
 
 /** Builds a token-link email at send time (the module that owns the tokens provides it). */
 export interface TokenLinkComposer {

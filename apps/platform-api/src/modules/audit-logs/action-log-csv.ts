@@ -54,7 +54,7 @@ export function actionLogCsvStream(batches: () => AsyncGenerator<ActionLogExport
   }
   const csv = stringify({ header: true, columns: ACTION_LOG_CSV_COLUMNS, record_delimiter: 'windows' });
   return pipeline(Readable.from(records()), csv, (err) => {
-    if (err && err.name !== 'AbortError' && (err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') {
+    if (err && err.name !== 'AbortError' && err.code !== 'ERR_STREAM_PREMATURE_CLOSE') {
       logger.error({ err }, 'action log export failed mid-stream');
     }
   });

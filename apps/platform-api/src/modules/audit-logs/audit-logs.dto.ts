@@ -33,7 +33,7 @@ export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
 /** `a,b` and repeated parameters (`?x=a&x=b`) alike become `['a', 'b']`; blanks are dropped. */
 const commaList = ({ value }: { value: unknown }) => {
   if (value === undefined || value === null) return value;
-  return (Array.isArray(value) ? value : [value])
+  return (Array.isArray(value) ? (value as unknown[]) : [value])
     .flatMap((v) => (typeof v === 'string' ? v.split(',') : [v]))
     .map((v) => (typeof v === 'string' ? v.trim() : v))
     .filter((v) => v !== '');

@@ -1,21 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { SqlWhere } from '@app/service-kit';
+import { query, queryOne, SqlWhere, type Db } from '@app/service-kit';
+import type { TenantScope } from '../../core/scope/tenant-scope.js';
 import type { ActionSortField } from './audit-logs.dto.js';
 
-/** Who and what a log query may see; every query is scoped by `tenantId`. */
-export interface LogScope {
-  tenantId: string;
+/**
+ * What a log query selects within the scope. The scope's tenant bounds every query, and its
+ * `organizationIds` (when not null) the organizations the entries were recorded in.
+ */
+export interface LogFilter {
   /** null: every actor of the tenant (tenant viewers); else only these actors. */
   actorUserIds: string[] | null;
-  /** null: no organization restriction; else only entries recorded in these organizations. */
-  organizationIds: string[] | null;
   organizationId?: string;
   before?: Date;
   after?: Date;
 }
 
-export interface ActionLogFilter extends LogScope {
+export interface ActionLogFilter extends LogFilter {
   resourceKind?: string;
   resourceId?: string;
   includeRelated?: boolean;
@@ -31,7 +31,7 @@ export interface UndoContext {
   organizationId: string | null;
 }
 
-export interface AccessLogFilter extends LogScope {
+export interface AccessLogFilter extends LogFilter {
   resourceKind?: string;
   accessType?: string;
 }
@@ -103,24 +103,28 @@ export interface AccessLogRow {
   created_at: Date;
 }
 
+interface CountRow {
+  n: number;
+}
+
 /** The actor's display name, as the `user` sort and the `actorUserName` field read it. */
 const ACTOR_NAME = `COALESCE(NULLIF(btrim(u.name), ''), u.email)`;
 
-function scopeClauses(w: SqlWhere, f: LogScope): SqlWhere {
-  w.add('a.tenant_id = ?', f.tenantId);
+function scopeClauses(w: SqlWhere, scope: TenantScope, f: LogFilter): SqlWhere {
+  w.add('a.tenant_id = ?', scope.tenantId);
   if (f.actorUserIds) {
     if (f.actorUserIds.length === 1) w.add('a.actor_user_id = ?', f.actorUserIds[0]);
     else w.add('a.actor_user_id = ANY(?::uuid[])', f.actorUserIds);
   }
-  if (f.organizationIds) w.add('a.organization_id = ANY(?::uuid[])', f.organizationIds);
+  if (scope.organizationIds) w.add('a.organization_id = ANY(?::uuid[])', scope.organizationIds);
   if (f.organizationId) w.add('a.organization_id = ?', f.organizationId);
   if (f.before) w.add('a.created_at < ?', f.before);
   if (f.after) w.add('a.created_at >= ?', f.after);
   return w;
 }
 
-function actionWhere(f: ActionLogFilter): SqlWhere {
-  const w = scopeClauses(new SqlWhere(), f);
+function actionWhere(scope: TenantScope, f: ActionLogFilter): SqlWhere {
+  const w = scopeClauses(new SqlWhere(), scope, f);
   if (f.resourceId && f.includeRelated) {
     const id = w.param(f.resourceId);
     if (f.resourceKind) {
@@ -167,6 +171,7 @@ function orderTerms(sort: Sort): { terms: OrderTerm[]; needsActor: boolean } {
       return { terms: [{ expr: 'a.changed_fields[1]', dir, nullsLast: true }, ...tie], needsActor: false };
     case 'source':
       return { terms: [{ expr: 'a.source', dir }, ...tie], needsActor: false };
+    case 'createdAt':
     default:
       return {
         terms: [
@@ -197,7 +202,8 @@ const NAMES_JOIN = `
   LEFT JOIN organizations o ON o.id = a.organization_id`;
 
 /**
- * SQL of the action and access logs. Pages use a deferred join: the ids of one page are picked
+ * The API's reads of the action and access logs (their one writer each is in core/audit:
+ * ActionLogsRepository, AccessLogsRepository). Pages use a deferred join: the ids of one page are picked
  * through the (tenant_id, created_at, id) indexes alone (index-only scans), and only those rows are
  * then read and joined to users, tenants and organizations, so a deep page does not read 100,000
  * wide rows. A page past the middle can be read from the other end (`reverse`), so the last page of
@@ -205,15 +211,19 @@ const NAMES_JOIN = `
  */
 @Injectable()
 export class AuditLogsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
   /** One page; `reverse`: `window` counts from the end of the order (rows still come back in order). */
-  async listActions(filter: ActionLogFilter, sort: Sort, window: Window, reverse = false): Promise<ActionLogRow[]> {
-    const w = actionWhere(filter);
+  listActions(
+    db: Db,
+    scope: TenantScope,
+    input: { filter: ActionLogFilter; sort: Sort; window: Window; reverse: boolean },
+  ): Promise<ActionLogRow[]> {
+    const { filter, sort, window, reverse } = input;
+    const w = actionWhere(scope, filter);
     const order = orderBy(sort, reverse);
     const limit = w.param(window.limit);
     const offset = w.param(window.offset);
-    return this.dataSource.query(
+    return query<ActionLogRow>(
+      db,
       `SELECT a.id, a.command_id, a.action_label, a.action_type, a.execution_state, a.source, a.actor_user_id,
               ${ACTOR_NAME} AS actor_name, a.tenant_id, t.name AS tenant_name, a.organization_id, o.name AS organization_name,
               a.resource_kind, a.resource_id, a.parent_resource_kind, a.parent_resource_id, a.undo_token,
@@ -231,17 +241,19 @@ export class AuditLogsRepository {
     );
   }
 
-  async countActions(filter: ActionLogFilter): Promise<number> {
-    const w = actionWhere(filter);
-    const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM action_logs a WHERE ${w.sql()}`, w.params);
-    return row.n;
+  async countActions(db: Db, scope: TenantScope, filter: ActionLogFilter): Promise<number> {
+    const w = actionWhere(scope, filter);
+    const row = await queryOne<CountRow>(db, `SELECT count(*)::int AS n FROM action_logs a WHERE ${w.sql()}`, w.params);
+    return row?.n ?? 0;
   }
 
   /** Ids of the entries to export, in export order. */
-  async actionIds(filter: ActionLogFilter, sort: Sort, limit: number): Promise<string[]> {
-    const w = actionWhere(filter);
+  async actionIds(db: Db, scope: TenantScope, input: { filter: ActionLogFilter; sort: Sort; limit: number }): Promise<string[]> {
+    const { filter, sort, limit } = input;
+    const w = actionWhere(scope, filter);
     const order = orderBy(sort);
-    const rows: { id: string }[] = await this.dataSource.query(
+    const rows = await query<{ id: string }>(
+      db,
       `SELECT a.id FROM action_logs a ${order.needsActor ? 'LEFT JOIN users u ON u.id = a.actor_user_id' : ''}
         WHERE ${w.sql()} ORDER BY ${order.sql} LIMIT ${w.param(limit)}`,
       w.params,
@@ -249,25 +261,28 @@ export class AuditLogsRepository {
     return rows.map((r) => r.id);
   }
 
-  /** The export columns of these entries (of the tenant), in the order of `ids`. */
-  async exportRows(tenantId: string, ids: string[]): Promise<ActionLogExportRow[]> {
-    return this.dataSource.query(
+  /** The export columns of these entries (of the scope's tenant), in the order of `ids`. */
+  exportRows(db: Db, scope: TenantScope, ids: string[]): Promise<ActionLogExportRow[]> {
+    return query<ActionLogExportRow>(
+      db,
       `SELECT a.id, a.created_at, a.actor_user_id, ${ACTOR_NAME} AS actor_name, a.command_id, a.action_label,
               a.resource_kind, a.resource_id, a.changes, a.source
          FROM unnest($2::uuid[]) WITH ORDINALITY AS p(id, ord)
          JOIN action_logs a ON a.id = p.id AND a.tenant_id = $1
          LEFT JOIN users u ON u.id = a.actor_user_id
         ORDER BY p.ord`,
-      [tenantId, ids],
+      [scope.tenantId, ids],
     );
   }
 
-  async listAccess(filter: AccessLogFilter, window: Window, reverse = false): Promise<AccessLogRow[]> {
-    const w = accessWhere(filter);
+  listAccess(db: Db, scope: TenantScope, input: { filter: AccessLogFilter; window: Window; reverse: boolean }): Promise<AccessLogRow[]> {
+    const { filter, window, reverse } = input;
+    const w = accessWhere(scope, filter);
     const dir = reverse ? 'ASC' : 'DESC';
     const limit = w.param(window.limit);
     const offset = w.param(window.offset);
-    return this.dataSource.query(
+    return query<AccessLogRow>(
+      db,
       `SELECT a.id, a.resource_kind, a.resource_id, a.access_type, a.actor_user_id, ${ACTOR_NAME} AS actor_name,
               a.tenant_id, t.name AS tenant_name, a.organization_id, o.name AS organization_name, a.fields, a.context, a.created_at
          FROM unnest(ARRAY(
@@ -282,15 +297,15 @@ export class AuditLogsRepository {
     );
   }
 
-  async countAccess(filter: AccessLogFilter): Promise<number> {
-    const w = accessWhere(filter);
-    const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM access_logs a WHERE ${w.sql()}`, w.params);
-    return row.n;
+  async countAccess(db: Db, scope: TenantScope, filter: AccessLogFilter): Promise<number> {
+    const w = accessWhere(scope, filter);
+    const row = await queryOne<CountRow>(db, `SELECT count(*)::int AS n FROM access_logs a WHERE ${w.sql()}`, w.params);
+    return row?.n ?? 0;
   }
 }
 
-function accessWhere(f: AccessLogFilter): SqlWhere {
-  const w = scopeClauses(new SqlWhere(), f);
+function accessWhere(scope: TenantScope, f: AccessLogFilter): SqlWhere {
+  const w = scopeClauses(new SqlWhere(), scope, f);
   if (f.resourceKind) w.add('a.resource_kind = ?', f.resourceKind);
   if (f.accessType) w.add('a.access_type = ?', f.accessType);
   return w;

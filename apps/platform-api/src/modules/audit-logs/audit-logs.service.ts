@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Readable } from 'node:stream';
+import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { AccessLogService } from '../../core/audit/access-log.service.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
+import type { TenantScope } from '../../core/scope/tenant-scope.js';
 import { ACTION_LOG_CSV_COLUMNS, actionLogCsvStream } from './action-log-csv.js';
 import {
   ACTIONS_LIMIT_DEFAULT,
@@ -23,7 +25,7 @@ import {
   type AccessLogRow,
   type ActionLogFilter,
   type ActionLogRow,
-  type LogScope,
+  type LogFilter,
   type Sort,
   type UndoContext,
   type Window,
@@ -47,40 +49,42 @@ interface Paging extends Window {
 @Injectable()
 export class AuditLogsService {
   constructor(
+    private readonly dataSource: DataSource,
     private readonly repo: AuditLogsRepository,
     private readonly bus: CommandBus,
     private readonly accessLog: AccessLogService,
   ) {}
 
   async listActions(auth: AuthContext, query: ListActionLogsQuery): Promise<ActionLogPageDto> {
-    const { scope, canViewTenant } = this.scope(auth, query);
-    const filter = actionFilter(auth, scope, query);
+    const { scope, visible, canViewTenant } = this.scope(auth, query);
+    const filter = actionFilter(auth, visible, query);
     const paging = pagingOf(query, ACTIONS_LIMIT_DEFAULT);
     const sort = sortOf(query);
+    const db = this.dataSource;
     const { rows, total, hasMore } = await readPage(
       paging,
       query.includeTotal ?? true,
-      () => this.repo.countActions(filter),
-      (window, reverse) => this.repo.listActions(filter, sort, window, reverse),
+      () => this.repo.countActions(db, scope, filter),
+      (window, reverse) => this.repo.listActions(db, scope, { filter, sort, window, reverse }),
     );
     return { items: rows.map((row) => toActionEntry(auth, row)), canViewTenant, ...pageInfo(paging, total, hasMore) };
   }
 
   /** Validates, picks the entries and records the export before the first byte is sent. */
   async exportActions(auth: AuthContext, query: ExportActionLogsQuery): Promise<{ filename: string; stream: Readable }> {
-    const { scope } = this.scope(auth, query);
-    const filter = actionFilter(auth, scope, query);
+    const { scope, visible } = this.scope(auth, query);
+    const filter = actionFilter(auth, visible, query);
     const limit = Math.min(query.limit ?? EXPORT_LIMIT_MAX, EXPORT_LIMIT_MAX);
-    const ids = await this.repo.actionIds(filter, sortOf(query), limit);
+    const ids = await this.repo.actionIds(this.dataSource, scope, { filter, sort: sortOf(query), limit });
     this.accessLog.record(auth, {
       resourceKind: 'audit_logs.action_log',
       accessType: 'export',
       fields: ACTION_LOG_CSV_COLUMNS,
       context: { format: 'csv', entries: ids.length, filters: filtersOf(query) },
     });
-    const repo = this.repo;
+    const { repo, dataSource } = this;
     async function* batches() {
-      for (let i = 0; i < ids.length; i += EXPORT_BATCH) yield repo.exportRows(auth.tenantId, ids.slice(i, i + EXPORT_BATCH));
+      for (let i = 0; i < ids.length; i += EXPORT_BATCH) yield repo.exportRows(dataSource, scope, ids.slice(i, i + EXPORT_BATCH));
     }
     return { filename: 'action-logs.csv', stream: actionLogCsvStream(batches) };
   }
@@ -94,27 +98,29 @@ export class AuditLogsService {
   }
 
   async listAccess(auth: AuthContext, query: ListAccessLogsQuery): Promise<AccessLogPageDto> {
-    const { scope, canViewTenant } = this.scope(auth, query);
-    const filter = { ...scope, resourceKind: query.resourceKind, accessType: query.accessType };
+    const { scope, visible, canViewTenant } = this.scope(auth, query);
+    const filter = { ...visible, resourceKind: query.resourceKind, accessType: query.accessType };
     const paging = pagingOf(query, LOG_PAGE_SIZE_DEFAULT);
+    const db = this.dataSource;
     const { rows, total } = await readPage(
       paging,
       true,
-      () => this.repo.countAccess(filter),
-      (window, reverse) => this.repo.listAccess(filter, window, reverse),
+      () => this.repo.countAccess(db, scope, filter),
+      (window, reverse) => this.repo.listAccess(db, scope, { filter, window, reverse }),
     );
     return { items: rows.map(toAccessEntry), canViewTenant, ...pageInfo(paging, total, false) };
   }
 
   /**
    * The caller's tenant, and: every actor for tenant viewers (restricted to their organizations when
-   * their ACL restricts them), else the caller alone. Naming another actor without being a tenant
-   * viewer is 403, as is an organization outside the caller's restriction.
+   * their ACL restricts them), else the caller alone (its own entries of any organization, so the
+   * scope has no organization restriction). Naming another actor without being a tenant viewer is
+   * 403, as is an organization outside the caller's restriction.
    */
   private scope(
     auth: AuthContext,
     query: { actorUserId?: string[]; organizationId?: string; before?: string; after?: string },
-  ): { scope: LogScope; canViewTenant: boolean } {
+  ): { scope: TenantScope; visible: LogFilter; canViewTenant: boolean } {
     const canViewTenant = auth.can(VIEW_TENANT_FEATURE);
     const actors = query.actorUserId?.length ? [...new Set(query.actorUserId)] : null;
     if (!canViewTenant && actors?.some((id) => id !== auth.userId)) {
@@ -126,10 +132,9 @@ export class AuditLogsService {
     const restricted = canViewTenant && !auth.isSuperAdmin ? auth.acl.organizations : null;
     return {
       canViewTenant,
-      scope: {
-        tenantId: auth.tenantId,
+      scope: { tenantId: auth.tenantId, organizationIds: restricted, userId: auth.userId },
+      visible: {
         actorUserIds: canViewTenant ? actors : [auth.userId],
-        organizationIds: restricted,
         organizationId: query.organizationId,
         before: query.before ? new Date(query.before) : undefined,
         after: query.after ? new Date(query.after) : undefined,
@@ -143,9 +148,9 @@ function undoContextOf(auth: AuthContext): UndoContext {
   return { userId: auth.userId, organizationId: auth.organizationId };
 }
 
-function actionFilter(auth: AuthContext, scope: LogScope, query: ActionLogFilterQuery): ActionLogFilter {
+function actionFilter(auth: AuthContext, visible: LogFilter, query: ActionLogFilterQuery): ActionLogFilter {
   return {
-    ...scope,
+    ...visible,
     resourceKind: query.resourceKind,
     resourceId: query.resourceId,
     includeRelated: query.includeRelated ?? false,

@@ -1,5 +1,4 @@
-import { parse as parseCookies } from 'cookie';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { AUTH_COOKIE, SESSION_COOKIE } from '../../core/auth/jwt-claims.js';
 
 /**
@@ -25,11 +24,4 @@ export class AuthCookies {
   private options(maxAge?: number) {
     return { httpOnly: true, sameSite: 'lax' as const, secure: this.secure, path: '/', ...(maxAge ? { maxAge } : {}) };
   }
-}
-
-/** One cookie of the request, parsed on demand (no cookie middleware on every route). */
-export function readCookie(req: Request, name: string): string | null {
-  const header = req.headers.cookie;
-  if (!header) return null;
-  return parseCookies(header)[name] ?? null;
 }

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
-import type { AuthTokenPurpose } from './auth-token.entity.js';
-import { AuthTokensRepository } from './auth-tokens.repository.js';
+import { systemScope } from '../../core/scope/tenant-scope.js';
+import { type AuthTokenPurpose, AuthTokensRepository } from './auth-tokens.repository.js';
 import { hashToken, newOpaqueToken } from './credentials.js';
 import { TokenSealer } from './token-sealing.js';
 
@@ -25,19 +25,22 @@ export class AuthTokensService {
     this.sealer = new TokenSealer(config.jwtSecret);
   }
 
-  /** Issues a token; an invitation invalidates the user's earlier invitation tokens. */
+  /**
+   * Issues a token; an invitation invalidates the user's earlier invitation tokens. (Positional
+   * `tenantId, userId`: the specs call it so; the system issues it, hence a system scope.)
+   */
   async issue(
     tenantId: string,
     userId: string,
     purpose: AuthTokenPurpose,
     manager: EntityManager = this.dataSource.manager,
   ): Promise<{ id: string; token: string; expiresAt: Date }> {
-    if (purpose === 'invitation') await this.tokens.voidInvitations(manager, tenantId, userId);
+    const scope = systemScope(tenantId);
+    if (purpose === 'invitation') await this.tokens.voidInvitations(manager, scope, userId);
     const id = randomUUID();
     const token = newOpaqueToken();
-    const { expiresAt } = await this.tokens.insert(manager, {
+    const { expiresAt } = await this.tokens.insert(manager, scope, {
       id,
-      tenantId,
       userId,
       purpose,
       tokenHash: hashToken(token),
@@ -52,7 +55,7 @@ export class AuthTokensService {
    * used, replaced, expired, or its link already sent.
    */
   async unsealForEmail(id: string): Promise<{ purpose: AuthTokenPurpose; token: string } | null> {
-    const row = await this.tokens.findSealed(this.dataSource.manager, id);
+    const row = await this.tokens.findSealed(this.dataSource, id);
     if (!row) return null;
     const token = this.sealer.open(id, row.sealedToken);
     return token ? { purpose: row.purpose, token } : null;
@@ -60,7 +63,7 @@ export class AuthTokensService {
 
   /** After the email is delivered: nothing in the database leads back to the token any more. */
   async forgetSealed(id: string): Promise<void> {
-    await this.tokens.eraseSealed(this.dataSource.manager, id);
+    await this.tokens.eraseSealed(this.dataSource, id);
   }
 
   /**

@@ -6,8 +6,9 @@ import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-conf
 import { ClientIp, CurrentAuth, Public } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ACCESS_TOKEN_TTL_SECONDS, SESSION_COOKIE } from '../../core/auth/jwt-claims.js';
+import { readCookie } from '../../core/auth/request-cookies.js';
 import { OkFalseExceptionFilter } from '../../core/errors/platform-exception.filter.js';
-import { AuthCookies, readCookie } from './auth-cookies.js';
+import { AuthCookies } from './auth-cookies.js';
 import { FeatureCheckDto, LocaleDto, LoginDto, RefreshDto, UpdateProfileDto } from './auth.dto.js';
 import { AuthService } from './auth.service.js';
 import { ProfileService } from './profile.service.js';

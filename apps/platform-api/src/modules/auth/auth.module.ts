@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
 import { AccountEmailModule } from '../account-email/account-email.module.js';
+import { UsersDataModule } from '../users/users-data.module.js';
 import { AccountsRepository } from './accounts.repository.js';
 import { AuthController } from './auth.controller.js';
 import { AuthJobs } from './auth.jobs.js';
@@ -13,8 +14,13 @@ import { ProfileService } from './profile.service.js';
 import { SessionsRepository } from './sessions.repository.js';
 import { TokenLinkEmails } from './token-link-emails.js';
 
+/**
+ * Logins, sessions, password resets, the caller's own profile (/auth/login, /auth/session/*,
+ * /auth/reset*, /auth/profile, /auth/locale, /auth/feature-check). Owns `sessions` and `auth_tokens`:
+ * their repositories are exported for the modules that end sessions or void tokens.
+ */
 @Module({
-  imports: [JwtModule.register({}), AccountEmailModule],
+  imports: [JwtModule.register({}), AccountEmailModule, UsersDataModule],
   controllers: [AuthController, PasswordResetController],
   providers: [
     AuthService,
@@ -27,6 +33,6 @@ import { TokenLinkEmails } from './token-link-emails.js';
     AuthTokensRepository,
     TokenLinkEmails,
   ],
-  exports: [AuthService, AuthTokensService, PasswordResetService],
+  exports: [AuthService, AuthTokensService, PasswordResetService, SessionsRepository, AuthTokensRepository],
 })
 export class AuthModule {}

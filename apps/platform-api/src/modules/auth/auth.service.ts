@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
+import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
@@ -7,6 +8,7 @@ import { AclResolverService } from '../../core/auth/acl-resolver.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokenClaims } from '../../core/auth/jwt-claims.js';
 import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
+import { scopeOf, systemScope, type TenantScope } from '../../core/scope/tenant-scope.js';
 import { EventBus } from '../../core/events/event-bus.service.js';
 import { PlatformEventId } from '../../core/events/event-ids.js';
 import { AccountsRepository } from './accounts.repository.js';
@@ -31,6 +33,7 @@ export interface LoginResult {
 @Injectable()
 export class AuthService {
   constructor(
+    private readonly dataSource: DataSource,
     private readonly accounts: AccountsRepository,
     private readonly sessions: SessionsRepository,
     private readonly jwt: JwtService,
@@ -52,7 +55,7 @@ export class AuthService {
     ]);
     // One account, one argon2 verification, however many tenants share the email (an unknown email
     // verifies against a decoy hash, so the time taken tells nothing either).
-    const account = await this.accounts.findLoginAccount(email, input.tenantId ?? null);
+    const account = await this.accounts.findLoginAccount(this.dataSource, { email, tenantId: input.tenantId ?? null });
     const valid = await verifyPassword(account?.passwordHash ?? null, input.password);
     if (!account || !valid) {
       await this.eventBus.emit({
@@ -77,8 +80,7 @@ export class AuthService {
     const ttl = input.remember ? SESSION_TTL_SECONDS.remember : SESSION_TTL_SECONDS.default;
     const sessionToken = newOpaqueToken();
     const refreshToken = input.remember ? newOpaqueToken() : null;
-    const session = await this.sessions.create({
-      tenantId: account.tenantId,
+    const session = await this.sessions.create(this.dataSource, systemScope(account.tenantId), {
       userId: account.id,
       sessionTokenHash: hashToken(sessionToken),
       refreshTokenHash: refreshToken ? hashToken(refreshToken) : null,
@@ -121,7 +123,7 @@ export class AuthService {
   }
 
   async logout(auth: AuthContext): Promise<void> {
-    await this.sessions.delete(auth.tenantId, auth.sessionId);
+    await this.sessions.delete(this.dataSource, scopeOf(auth), auth.sessionId);
     // Every instance drops it from its cache and ends the event streams opened with it.
     await this.cache.invalidateSessions([auth.sessionId]);
     await this.eventBus.emit({
@@ -132,9 +134,9 @@ export class AuthService {
     });
   }
 
-  /** Ends every session of a user (password reset, password change elsewhere, deletion). */
-  async revokeAllSessions(tenantId: string, userId: string, exceptSessionId?: string): Promise<void> {
-    const ended = await this.sessions.deleteOfUser(tenantId, userId, exceptSessionId ?? null);
+  /** Ends every session of a user in the scope's tenant (password reset, password change elsewhere, deletion). */
+  async revokeAllSessions(scope: TenantScope, input: { userId: string; exceptSessionId?: string }): Promise<void> {
+    const ended = await this.sessions.deleteOfUser(this.dataSource, scope, input);
     // By id, not by user: the kept session's event streams must stay open.
     await this.cache.invalidateSessions(ended);
   }
@@ -144,7 +146,7 @@ export class AuthService {
   }
 
   private async accessTokenForSession(column: 'refresh_token_hash' | 'session_token_hash', token: string): Promise<string> {
-    const session = await this.sessions.findRefreshable(column, hashToken(token));
+    const session = await this.sessions.findRefreshable(this.dataSource, { column, tokenHash: hashToken(token) });
     if (!session) throw DomainError.unauthorized('invalid or expired token');
     const acl = await this.resolver.resolve(session.userId, session.tenantId);
     return this.signAccessToken({

@@ -1,12 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AccountEmailJob, PlatformQueue, type PasswordResetRequestedPayload } from '@app/contracts';
 import { DomainError, QueueService } from '@app/service-kit';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
 import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
+import { systemScope } from '../../core/scope/tenant-scope.js';
 import { EventBus } from '../../core/events/event-bus.service.js';
 import { PlatformEventId } from '../../core/events/event-ids.js';
+import { AccountEmailJob, AccountEmailQueue, type PasswordResetRequestedPayload } from '../account-email/account-email.queue.js';
 import { AccountEmailService } from '../account-email/account-email.service.js';
+import { UsersRepository } from '../users/users.repository.js';
 import { AccountsRepository } from './accounts.repository.js';
 import { AuthService } from './auth.service.js';
 import { AuthTokensService } from './auth-tokens.service.js';
@@ -27,6 +29,7 @@ export class PasswordResetService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly accounts: AccountsRepository,
+    private readonly users: UsersRepository,
     private readonly queues: QueueService,
     private readonly tokens: AuthTokensService,
     private readonly emails: AccountEmailService,
@@ -51,7 +54,7 @@ export class PasswordResetService {
       { rule: RESET_PER_IP_EMAIL, ip: client.ip, subject: normalized },
     ]);
     const payload: PasswordResetRequestedPayload = { email: normalized, tenantId, requestedAt: new Date().toISOString(), ip: client.ip };
-    await this.queues.add(PlatformQueue.AccountEmail, AccountEmailJob.PasswordResetRequested, payload, { attempts: 5 });
+    await this.queues.add(AccountEmailQueue, AccountEmailJob.PasswordResetRequested, payload, { attempts: 5 });
   }
 
   /**
@@ -59,7 +62,7 @@ export class PasswordResetService {
    * accounts. The email job names the token row only; the link is built when it is sent.
    */
   async processResetRequest(payload: PasswordResetRequestedPayload): Promise<{ sent: boolean }> {
-    const users = await this.accounts.findForReset(payload.email, payload.tenantId);
+    const users = await this.accounts.findForReset(this.dataSource, { email: payload.email, tenantId: payload.tenantId });
     for (const user of users) {
       const issued = await this.tokens.issue(user.tenantId, user.id, 'password_reset');
       await this.emails.queueTokenLink({ kind: 'password_reset', to: user.email, tokenId: issued.id });
@@ -74,9 +77,12 @@ export class PasswordResetService {
     return { sent: users.length > 0 };
   }
 
-  /** Sends (or re-sends) an invitation: a new 48-hour setup token, earlier ones invalidated. */
+  /**
+   * Sends (or re-sends) an invitation: a new 48-hour setup token, earlier ones invalidated. The users
+   * module's InvitationsService calls it (positional `tenantId, userId`: the specs call it so too).
+   */
   async sendInvitation(tenantId: string, userId: string): Promise<void> {
-    const user = await this.accounts.find(tenantId, userId);
+    const user = await this.accounts.find(this.dataSource, systemScope(tenantId), userId);
     if (!user) throw DomainError.notFound('user not found');
     if (user.passwordHash) throw DomainError.conflict('user already has a password');
     const issued = await this.tokens.issue(tenantId, userId, 'invitation');
@@ -90,11 +96,11 @@ export class PasswordResetService {
     const redeemed = await this.dataSource.transaction(async (tx) => {
       const claim = await this.tokens.redeem(token, tx);
       if (!claim) return null;
-      await this.accounts.setPassword(tx, claim.tenantId, claim.userId, passwordHash);
+      await this.users.setPassword(tx, systemScope(claim.tenantId), { userId: claim.userId, passwordHash });
       return claim;
     });
     if (!redeemed) throw DomainError.badRequest('invalid or expired token');
-    await this.auth.revokeAllSessions(redeemed.tenantId, redeemed.userId);
+    await this.auth.revokeAllSessions(systemScope(redeemed.tenantId), { userId: redeemed.userId });
     await this.eventBus.emit({
       id: PlatformEventId.PasswordResetCompleted,
       tenantId: redeemed.tenantId,

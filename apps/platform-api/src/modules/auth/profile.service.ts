@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { hasAllFeatures } from '../../core/auth/feature-match.js';
 import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
+import { scopeOf } from '../../core/scope/tenant-scope.js';
+import { UsersRepository } from '../users/users.repository.js';
 import { AccountsRepository } from './accounts.repository.js';
 import { AuthService } from './auth.service.js';
 import { hashPassword, verifyPassword } from './credentials.js';
@@ -25,13 +28,15 @@ export interface ProfileUpdate {
 @Injectable()
 export class ProfileService {
   constructor(
+    private readonly dataSource: DataSource,
     private readonly accounts: AccountsRepository,
+    private readonly users: UsersRepository,
     private readonly auth: AuthService,
     private readonly rateLimiter: RateLimiterService,
   ) {}
 
   async getProfile(auth: AuthContext): Promise<{ email: string; roles: string[] }> {
-    const user = await this.accounts.find(auth.tenantId, auth.userId);
+    const user = await this.accounts.find(this.dataSource, scopeOf(auth), auth.userId);
     if (!user) throw DomainError.notFound('user not found');
     return { email: user.email, roles: auth.acl.roleNames };
   }
@@ -45,14 +50,15 @@ export class ProfileService {
       throw DomainError.badRequest('nothing to update: give email or password');
     }
     await this.assertCurrentPassword(auth, input.currentPassword);
+    const scope = scopeOf(auth);
     const email = input.email?.trim().toLowerCase();
-    if (email && (await this.accounts.emailTaken(auth.tenantId, email, auth.userId))) {
+    if (email && (await this.users.emailTaken(this.dataSource, scope, { email, exceptUserId: auth.userId }))) {
       throw DomainError.badRequest('email already in use');
     }
     const passwordHash = input.password ? await hashPassword(input.password) : null;
-    const updated = await this.accounts.updateCredentials(auth.tenantId, auth.userId, { email: email ?? null, passwordHash });
+    const updated = await this.users.updateCredentials(this.dataSource, scope, { userId: auth.userId, email: email ?? null, passwordHash });
     if (!updated) throw DomainError.notFound('user not found');
-    if (passwordHash) await this.auth.revokeAllSessions(auth.tenantId, auth.userId, auth.sessionId);
+    if (passwordHash) await this.auth.revokeAllSessions(scope, { userId: auth.userId, exceptSessionId: auth.sessionId });
     return { ok: true, email: updated };
   }
 
@@ -63,11 +69,11 @@ export class ProfileService {
   }
 
   async getLocale(auth: AuthContext): Promise<string> {
-    return (await this.accounts.getLocale(auth.tenantId, auth.userId)) ?? DEFAULT_LOCALE;
+    return (await this.accounts.getLocale(this.dataSource, scopeOf(auth), auth.userId)) ?? DEFAULT_LOCALE;
   }
 
   async setLocale(auth: AuthContext, locale: string): Promise<string> {
-    await this.accounts.setLocale(auth.tenantId, auth.userId, locale);
+    await this.users.setLocale(this.dataSource, scopeOf(auth), { userId: auth.userId, locale });
     return locale;
   }
 
@@ -75,7 +81,7 @@ export class ProfileService {
   private async assertCurrentPassword(auth: AuthContext, currentPassword: string | undefined): Promise<void> {
     if (!currentPassword) throw DomainError.badRequest('currentPassword is required to change the email or the password');
     await this.rateLimiter.consume([{ rule: CREDENTIAL_CHANGE_PER_USER, key: auth.userId }]);
-    const user = await this.accounts.find(auth.tenantId, auth.userId);
+    const user = await this.accounts.find(this.dataSource, scopeOf(auth), auth.userId);
     if (!user) throw DomainError.notFound('user not found');
     if (!(await verifyPassword(user.passwordHash, currentPassword))) throw DomainError.forbidden('current password is incorrect');
   }

@@ -3,6 +3,7 @@
  * tabs and line breaks from URLs and read `\` as `/`, so `/\t/evil.example` or `/\evil.example`
  * would be followed as `//evil.example`, another host.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's purpose
 const UNSAFE_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\\]/;
 
 /** Stands for this site while resolving a relative target (never emitted). */

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { type Db, execute, query, queryOne } from '@app/service-kit';
+import type { TenantScope } from '../../core/scope/tenant-scope.js';
 
 export interface NewSession {
-  tenantId: string;
   userId: string;
   sessionTokenHash: string;
   refreshTokenHash: string | null;
@@ -20,17 +20,26 @@ export interface RefreshableSession {
   organizationId: string | null;
 }
 
-/** All writes of `sessions` (only hashes of session and refresh tokens are stored). */
+interface RefreshableRow {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  organization_id: string | null;
+}
+
+/**
+ * Every write of `sessions` (logins, logouts, revocations, user deletion, tenant deactivation, the
+ * purge). Only hashes of session and refresh tokens are stored.
+ */
 @Injectable()
 export class SessionsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
-  async create(session: NewSession): Promise<{ id: string; expiresAt: Date }> {
-    const [row] = await this.dataSource.query(
+  async create(db: Db, scope: TenantScope, session: NewSession): Promise<{ id: string; expiresAt: Date }> {
+    const row = await queryOne<{ id: string; expires_at: Date }>(
+      db,
       `INSERT INTO sessions (tenant_id, user_id, session_token_hash, refresh_token_hash, remember, expires_at, ip, user_agent)
        VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6), $7, $8) RETURNING id, expires_at`,
       [
-        session.tenantId,
+        scope.tenantId,
         session.userId,
         session.sessionTokenHash,
         session.refreshTokenHash,
@@ -40,31 +49,55 @@ export class SessionsRepository {
         session.userAgent,
       ],
     );
+    if (!row) throw new Error('session insert returned no row');
     return { id: row.id, expiresAt: row.expires_at };
   }
 
-  async findRefreshable(column: 'refresh_token_hash' | 'session_token_hash', tokenHash: string): Promise<RefreshableSession | null> {
-    const rows = await this.dataSource.query(
+  /** Looked up by a token hash alone (before anyone is authenticated): the session tells the tenant. */
+  async findRefreshable(
+    db: Db,
+    input: { column: 'refresh_token_hash' | 'session_token_hash'; tokenHash: string },
+  ): Promise<RefreshableSession | null> {
+    const row = await queryOne<RefreshableRow>(
+      db,
       `SELECT s.id, s.tenant_id, s.user_id, u.organization_id FROM sessions s
          JOIN users u ON u.id = s.user_id AND u.deleted_at IS NULL
          JOIN tenants t ON t.id = s.tenant_id AND t.is_active
-        WHERE s.${column} = $1 AND s.expires_at > now()`,
-      [tokenHash],
+        WHERE s.${input.column} = $1 AND s.expires_at > now()`,
+      [input.tokenHash],
     );
-    const row = rows[0];
     return row ? { id: row.id, tenantId: row.tenant_id, userId: row.user_id, organizationId: row.organization_id } : null;
   }
 
-  async delete(tenantId: string, sessionId: string): Promise<void> {
-    await this.dataSource.query('DELETE FROM sessions WHERE id = $1 AND tenant_id = $2', [sessionId, tenantId]);
+  async delete(db: Db, scope: TenantScope, sessionId: string): Promise<void> {
+    await execute(db, 'DELETE FROM sessions WHERE id = $1 AND tenant_id = $2', [sessionId, scope.tenantId]);
   }
 
   /** Deletes a user's sessions (but `exceptSessionId`); returns the ids deleted. */
-  async deleteOfUser(tenantId: string, userId: string, exceptSessionId: string | null): Promise<string[]> {
-    const [rows]: [{ id: string }[], number] = await this.dataSource.query(
+  async deleteOfUser(db: Db, scope: TenantScope, input: { userId: string; exceptSessionId?: string | null }): Promise<string[]> {
+    const rows = await query<{ id: string }>(
+      db,
       'DELETE FROM sessions WHERE tenant_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR id <> $3) RETURNING id',
-      [tenantId, userId, exceptSessionId],
+      [scope.tenantId, input.userId, input.exceptSessionId ?? null],
     );
     return rows.map((r) => r.id);
+  }
+
+  /** Tenant deactivation: no token, refresh token or session cookie of the tenant works again. */
+  async deleteOfTenant(db: Db, scope: TenantScope): Promise<void> {
+    await execute(db, 'DELETE FROM sessions WHERE tenant_id = $1', [scope.tenantId]);
+  }
+
+  /**
+   * Housekeeping, across tenants (so no scope): deletes up to `limit` sessions expired longer ago than
+   * `olderThan` (a Postgres interval, from the caller's fixed list), through the expiry index; returns how many went.
+   */
+  purgeExpired(db: Db, input: { olderThan: string; limit: number }): Promise<number> {
+    return execute(
+      db,
+      `DELETE FROM sessions WHERE id IN (
+         SELECT id FROM sessions WHERE expires_at < now() - $1::interval ORDER BY expires_at LIMIT $2)`,
+      [input.olderThan, input.limit],
+    );
   }
 }

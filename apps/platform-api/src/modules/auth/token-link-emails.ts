@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import type { AccountEmailPayload } from '@app/contracts';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
-import type { TokenLinkEmailKind, TokenLinkEmailPayload } from '../account-email/account-email.queue.js';
+import type { AccountEmailPayload, TokenLinkEmailKind, TokenLinkEmailPayload } from '../account-email/account-email.queue.js';
 import { TokenLinkComposers } from '../account-email/token-link-composers.js';
 import { AuthTokensService } from './auth-tokens.service.js';
 

@@ -1,10 +1,16 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
+import { systemScope } from '../../core/scope/tenant-scope.js';
 import { hashPassword } from '../auth/credentials.js';
+import { OrganizationsRepository } from '../directory/organizations.repository.js';
+import { TenantsRepository } from '../directory/tenants.repository.js';
+import { RoleAclRepository } from '../roles/role-acl.repository.js';
+import { RolesRepository } from '../roles/roles.repository.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { BootstrapRepository } from './bootstrap.repository.js';
 
-// Serialises concurrent bootstraps (several API replicas starting at once).
-const BOOTSTRAP_LOCK_KEY = 727_101;
+const DEFAULT_TENANT = 'Default';
 
 export interface BootstrapResult {
   created: boolean;
@@ -22,6 +28,12 @@ export class BootstrapAdminService implements OnApplicationBootstrap {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly bootstrap: BootstrapRepository,
+    private readonly tenants: TenantsRepository,
+    private readonly organizations: OrganizationsRepository,
+    private readonly roles: RolesRepository,
+    private readonly roleAcls: RoleAclRepository,
+    private readonly users: UsersRepository,
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
   ) {}
 
@@ -36,43 +48,21 @@ export class BootstrapAdminService implements OnApplicationBootstrap {
     const normalizedEmail = email.trim().toLowerCase();
     const passwordHash = await hashPassword(password);
     return this.dataSource.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [BOOTSTRAP_LOCK_KEY]);
-      const existing: { id: string }[] = await tx.query('SELECT id FROM users WHERE lower(email) = $1 AND deleted_at IS NULL LIMIT 1', [
-        normalizedEmail,
-      ]);
-      if (existing.length > 0) return { created: false, userId: existing[0].id };
+      await this.bootstrap.lock(tx);
+      const existing = await this.users.findIdByEmail(tx, normalizedEmail);
+      if (existing) return { created: false, userId: existing };
 
-      const tenantId = await this.findOrCreateDefaultTenant(tx.query.bind(tx));
-      const [org] = await tx.query(
-        `INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Default', 'default')
-         ON CONFLICT (slug) DO UPDATE SET slug = EXCLUDED.slug RETURNING id`,
-        [tenantId],
-      );
-      const [role] = await tx.query(
-        `INSERT INTO roles (tenant_id, name) VALUES ($1, 'superadmin')
-         ON CONFLICT (COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000'::uuid), lower(name))
-         DO UPDATE SET name = roles.name RETURNING id`,
-        [tenantId],
-      );
-      await tx.query(
-        `INSERT INTO role_acls (tenant_id, role_id, is_super_admin, features) VALUES ($1, $2, true, '{}')
-         ON CONFLICT (tenant_id, role_id) DO UPDATE SET is_super_admin = true, updated_at = now()`,
-        [tenantId, role.id],
-      );
-      const [user] = await tx.query(
-        `INSERT INTO users (tenant_id, organization_id, email, name, password_hash)
-         VALUES ($1, $2, $3, 'Administrator', $4) RETURNING id`,
-        [tenantId, org.id, normalizedEmail, passwordHash],
-      );
-      await tx.query(`INSERT INTO user_roles (user_id, role_id, tenant_id) VALUES ($1, $2, $3)`, [user.id, role.id, tenantId]);
-      return { created: true, userId: user.id as string };
+      const scope = systemScope(await this.findOrCreateDefaultTenant(tx));
+      const organizationId = await this.organizations.upsertBySlug(tx, scope, { name: 'Default', slug: 'default' });
+      const roleId = await this.roles.upsertByName(tx, scope, 'superadmin');
+      await this.roleAcls.grantSuperAdmin(tx, scope, roleId);
+      const userId = await this.users.insert(tx, scope, { organizationId, email: normalizedEmail, name: 'Administrator', passwordHash });
+      await this.roles.addMemberships(tx, scope, { userId, roleIds: [roleId] });
+      return { created: true, userId };
     });
   }
 
-  private async findOrCreateDefaultTenant(query: (sql: string, params?: unknown[]) => Promise<{ id: string }[]>) {
-    const found = await query(`SELECT id FROM tenants WHERE name = 'Default' ORDER BY created_at LIMIT 1`);
-    if (found.length > 0) return found[0].id;
-    const [tenant] = await query(`INSERT INTO tenants (name) VALUES ('Default') RETURNING id`);
-    return tenant.id;
+  private async findOrCreateDefaultTenant(tx: EntityManager): Promise<string> {
+    return (await this.tenants.findIdByName(tx, DEFAULT_TENANT)) ?? this.tenants.create(tx, DEFAULT_TENANT);
   }
 }

@@ -3,6 +3,8 @@ import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
 import { SLUG_PATTERN } from './organization-slug.js';
+import { OrganizationsRepository } from './organizations.repository.js';
+import { TenantsRepository } from './tenants.repository.js';
 
 /** decisions.md "Directory": 60 lookups per minute per IP, both lookups together, across instances. */
 export const DIRECTORY_LOOKUP_RULE: RateRule = { name: 'directory-lookup', points: 60, durationSeconds: 60 };
@@ -18,6 +20,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export class DirectoryLookupService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly tenants: TenantsRepository,
+    private readonly organizations: OrganizationsRepository,
     private readonly rateLimiter: RateLimiterService,
   ) {}
 
@@ -25,7 +29,7 @@ export class DirectoryLookupService {
     await this.rateLimiter.consume([{ rule: DIRECTORY_LOOKUP_RULE, ip }]);
     if (tenantId === undefined || tenantId === '') throw DomainError.badRequest('tenantId is required');
     if (typeof tenantId !== 'string' || !UUID.test(tenantId)) throw DomainError.badRequest('tenantId must be a UUID');
-    const [tenant] = await this.dataSource.query('SELECT id, name FROM tenants WHERE id = $1 AND is_active', [tenantId]);
+    const tenant = await this.tenants.findActive(this.dataSource, tenantId);
     if (!tenant) throw DomainError.notFound('tenant not found');
     return { ok: true, tenant: { id: tenant.id, name: tenant.name } };
   }
@@ -34,11 +38,7 @@ export class DirectoryLookupService {
     await this.rateLimiter.consume([{ rule: DIRECTORY_LOOKUP_RULE, ip }]);
     if (slug === undefined || slug === '') throw DomainError.badRequest('slug is required');
     if (typeof slug !== 'string' || !SLUG_PATTERN.test(slug)) throw DomainError.badRequest('slug must match ^[a-z0-9][a-z0-9-]{0,62}$');
-    const [org] = await this.dataSource.query(
-      `SELECT o.id, o.name, o.slug FROM organizations o JOIN tenants t ON t.id = o.tenant_id
-        WHERE o.slug = $1 AND o.is_active AND t.is_active`,
-      [slug],
-    );
+    const org = await this.organizations.findActiveBySlug(this.dataSource, slug);
     if (!org) throw DomainError.notFound('organization not found');
     return { ok: true, organization: { id: org.id, name: org.name, slug: org.slug } };
   }

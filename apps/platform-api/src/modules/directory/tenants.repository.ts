@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { DomainError, likePattern, SqlWhere } from '@app/service-kit';
+import { type Db, execute, likePattern, query, queryOne, SqlWhere } from '@app/service-kit';
+import type { TenantReach } from '../../core/scope/tenant-reach.js';
 
 export interface TenantRow {
   id: string;
@@ -12,80 +12,101 @@ export interface TenantRow {
 }
 
 export interface TenantFilter {
-  /** null: every tenant. */
-  onlyId: string | null;
   id?: string;
   search?: string;
   limit: number;
   offset: number;
 }
 
-/** All SQL of `tenants` (directory management). */
+interface TenantListDbRow {
+  id: string;
+  name: string;
+  is_active: boolean;
+  created_at: Date;
+  organizations_count: number;
+  users_count: number;
+}
+
+/**
+ * Every write of `tenants` (directory management, the bootstrap's `Default`). A tenant is the scope
+ * itself, so these statements take its id; lists take the caller's reach (its own tenant, or all).
+ */
 @Injectable()
 export class TenantsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
-  async list(query: TenantFilter): Promise<{ rows: TenantRow[]; total: number }> {
-    const filter = new SqlWhere();
-    if (query.onlyId) filter.add('t.id = ?', query.onlyId);
-    if (query.id) filter.add('t.id = ?', query.id);
-    if (query.search) filter.add(`t.name ILIKE ?`, likePattern(query.search));
-    const limit = filter.params.length + 1;
-    const [rows, [{ total }]] = await Promise.all([
-      this.dataSource.query(
+  async list(db: Db, reach: TenantReach, input: TenantFilter): Promise<{ rows: TenantRow[]; total: number }> {
+    const where = new SqlWhere();
+    if (reach.tenantId !== null) where.add('t.id = ?', reach.tenantId);
+    if (input.id) where.add('t.id = ?', input.id);
+    if (input.search) where.add(`t.name ILIKE ?`, likePattern(input.search));
+    const limit = where.params.length + 1;
+    const [rows, counted] = await Promise.all([
+      query<TenantListDbRow>(
+        db,
         `SELECT t.id, t.name, t.is_active, t.created_at,
                 (SELECT count(*) FROM organizations o WHERE o.tenant_id = t.id)::int AS organizations_count,
                 (SELECT count(*) FROM users u WHERE u.tenant_id = t.id AND u.deleted_at IS NULL)::int AS users_count
-           FROM tenants t ${filter.whereClause()}
+           FROM tenants t ${where.whereClause()}
           ORDER BY lower(t.name), t.id
           LIMIT $${limit} OFFSET $${limit + 1}`,
-        [...filter.params, query.limit, query.offset],
+        [...where.params, input.limit, input.offset],
       ),
-      this.dataSource.query(`SELECT count(*)::int AS total FROM tenants t ${filter.whereClause()}`, filter.params),
+      queryOne<{ total: number }>(db, `SELECT count(*)::int AS total FROM tenants t ${where.whereClause()}`, where.params),
     ]);
     return {
-      rows: rows.map((r: Record<string, unknown>) => ({
-        id: r.id as string,
-        name: r.name as string,
-        isActive: r.is_active as boolean,
-        organizationsCount: r.organizations_count as number,
-        usersCount: r.users_count as number,
-        createdAt: new Date(r.created_at as string),
+      rows: rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        isActive: r.is_active,
+        organizationsCount: r.organizations_count,
+        usersCount: r.users_count,
+        createdAt: new Date(r.created_at),
       })),
-      total,
+      total: counted?.total ?? 0,
     };
   }
 
-  async create(name: string): Promise<string> {
-    const [tenant] = await this.dataSource.query('INSERT INTO tenants (name) VALUES ($1) RETURNING id', [name]);
-    return tenant.id;
+  async exists(db: Db, id: string): Promise<boolean> {
+    return (await queryOne(db, 'SELECT 1 FROM tenants WHERE id = $1', [id])) !== null;
   }
 
-  /**
-   * Renames and/or (de)activates; false when there is no such tenant. Deactivation deletes the
-   * tenant's sessions in the same transaction (as a user's soft delete deletes the user's), so no
-   * token, refresh token or session cookie of it works again, even after a re-activation.
-   */
-  async update(id: string, change: { name: string | null; isActive: boolean | null }): Promise<boolean> {
-    return this.dataSource.transaction(async (tx) => {
-      const [, affected]: [unknown, number] = await tx.query(
-        `UPDATE tenants SET name = COALESCE($2, name), is_active = COALESCE($3, is_active), updated_at = now() WHERE id = $1`,
-        [id, change.name, change.isActive],
-      );
-      if (!affected) return false;
-      if (change.isActive === false) await tx.query('DELETE FROM sessions WHERE tenant_id = $1', [id]);
-      return true;
-    });
+  /** An active tenant (the public lookup). */
+  findActive(db: Db, id: string): Promise<{ id: string; name: string } | null> {
+    return queryOne<{ id: string; name: string }>(db, 'SELECT id, name FROM tenants WHERE id = $1 AND is_active', [id]);
   }
 
-  /** Deletes an empty tenant (its organizations, roles and settings go with it); 404/400 otherwise. */
-  async removeEmpty(id: string): Promise<void> {
-    await this.dataSource.transaction(async (tx) => {
-      const [tenant] = await tx.query('SELECT id FROM tenants WHERE id = $1 FOR UPDATE', [id]);
-      if (!tenant) throw DomainError.notFound('tenant not found');
-      const [users] = await tx.query('SELECT 1 FROM users WHERE tenant_id = $1 AND deleted_at IS NULL LIMIT 1', [id]);
-      if (users) throw DomainError.badRequest('tenant still has users');
-      await tx.query('DELETE FROM tenants WHERE id = $1', [id]);
-    });
+  /** The oldest tenant of this name (the bootstrap's `Default`). */
+  async findIdByName(db: Db, name: string): Promise<string | null> {
+    const row = await queryOne<{ id: string }>(db, 'SELECT id FROM tenants WHERE name = $1 ORDER BY created_at LIMIT 1', [name]);
+    return row?.id ?? null;
+  }
+
+  async create(db: Db, name: string): Promise<string> {
+    const row = await queryOne<{ id: string }>(db, 'INSERT INTO tenants (name) VALUES ($1) RETURNING id', [name]);
+    if (!row) throw new Error('tenant insert returned no row');
+    return row.id;
+  }
+
+  /** Renames and/or (de)activates (null keeps the value); false when there is no such tenant. */
+  async update(db: Db, input: { id: string; name: string | null; isActive: boolean | null }): Promise<boolean> {
+    const affected = await execute(
+      db,
+      `UPDATE tenants SET name = COALESCE($2, name), is_active = COALESCE($3, is_active), updated_at = now() WHERE id = $1`,
+      [input.id, input.name, input.isActive],
+    );
+    return affected > 0;
+  }
+
+  /** Locks the tenant until the transaction ends (a delete checks it is empty first); false when there is none. */
+  async lock(db: Db, id: string): Promise<boolean> {
+    return (await queryOne(db, 'SELECT id FROM tenants WHERE id = $1 FOR UPDATE', [id])) !== null;
+  }
+
+  async hasUsers(db: Db, id: string): Promise<boolean> {
+    return (await queryOne(db, 'SELECT 1 FROM users WHERE tenant_id = $1 AND deleted_at IS NULL LIMIT 1', [id])) !== null;
+  }
+
+  /** Cascades to its organizations, roles and settings. */
+  async delete(db: Db, id: string): Promise<void> {
+    await execute(db, 'DELETE FROM tenants WHERE id = $1', [id]);
   }
 }

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { PlatformQueue, MaintenanceJob, type WorkerHeartbeatPayload } from '@app/contracts';
+import { MaintenanceJob, type WorkerHeartbeatPayload } from '@app/contracts';
 import { answerHeartbeat, OnJob, REDIS, REDIS_SETTINGS, type RedisSettings } from '@app/service-kit';
+import { MAINTENANCE_QUEUE } from './maintenance.queue.js';
 
 @Injectable()
 export class MaintenanceJobs {
@@ -11,7 +12,7 @@ export class MaintenanceJobs {
     @Inject(REDIS_SETTINGS) private readonly settings: RedisSettings,
   ) {}
 
-  @OnJob({ queue: PlatformQueue.Maintenance, name: MaintenanceJob.WorkerHeartbeat })
+  @OnJob({ queue: MAINTENANCE_QUEUE, name: MaintenanceJob.WorkerHeartbeat })
   heartbeat(job: Job<WorkerHeartbeatPayload>): Promise<{ processedAt: string }> {
     return answerHeartbeat(this.redis, this.settings.queuePrefix, job);
   }

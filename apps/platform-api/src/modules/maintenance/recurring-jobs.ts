@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { PlatformMaintenanceJob, PlatformQueue } from '@app/contracts';
 import { QueueService } from '@app/service-kit';
+import { MAINTENANCE_JOB_OPTIONS, MAINTENANCE_QUEUE, PlatformMaintenanceJob } from './maintenance.queue.js';
 
 /** How often the purge of expired rows runs (ms). */
 export const PURGE_EXPIRED_EVERY_MS = 3600_000;
@@ -17,11 +17,7 @@ export class RecurringJobs {
   async schedule({ purgeExpiredEveryMs = PURGE_EXPIRED_EVERY_MS }: { purgeExpiredEveryMs?: number } = {}): Promise<void> {
     const name = PlatformMaintenanceJob.PurgeExpired;
     await this.queues
-      .queue(PlatformQueue.Maintenance)
-      .upsertJobScheduler(
-        name,
-        { every: purgeExpiredEveryMs },
-        { name, opts: { removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } } },
-      );
+      .queue(MAINTENANCE_QUEUE)
+      .upsertJobScheduler(name, { every: purgeExpiredEveryMs }, { name, opts: MAINTENANCE_JOB_OPTIONS });
   }
 }

@@ -1,10 +1,5 @@
 import type { ModuleDeclaration, NavSectionDeclaration } from '../../core/features/declarations.js';
 
-export interface FeatureCatalogue {
-  items: { id: string; title: string; module: string }[];
-  modules: { id: string; title: string }[];
-}
-
 export interface NavSection {
   id: string;
   label: string;
@@ -21,14 +16,6 @@ export interface AdminNavLinks {
 
 /** Does the caller hold every one of these features? */
 export type FeaturePredicate = (required: string[]) => boolean;
-
-/** Every declared feature, in declaration order, and the modules that declare them. */
-export function buildFeatureCatalogue(declarations: readonly ModuleDeclaration[]): FeatureCatalogue {
-  return {
-    items: declarations.flatMap((m) => m.features.map((f) => ({ id: f.id, title: f.title, module: m.id }))),
-    modules: declarations.map((m) => ({ id: m.id, title: m.title })),
-  };
-}
 
 /**
  * The navigation the caller may see: items whose `requires` it holds; groups and sections left

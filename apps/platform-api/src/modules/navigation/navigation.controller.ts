@@ -1,25 +1,16 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
+import { CurrentAuth } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { NavigationService } from './navigation.service.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
-@Controller('auth')
+@Controller('auth/admin/nav')
 export class NavigationController {
   constructor(private readonly navigation: NavigationService) {}
 
-  @Get('features')
-  @RequireFeatures('auth.acl.manage')
-  @ApiOperation({
-    summary: 'Feature catalogue: every feature declared by a module ({items: [{id, title, module}], modules: [{id, title}]}).',
-  })
-  features() {
-    return this.navigation.featureCatalogue();
-  }
-
-  @Get('admin/nav')
+  @Get()
   @ApiOperation({
     summary: 'Backend chrome: navigation filtered by the caller’s features.',
     description:

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { NavigationController } from './navigation.controller.js';
 import { NavigationService } from './navigation.service.js';
 
-/** Feature catalogue (/auth/features) and backend chrome (/auth/admin/nav), built from the module declarations. */
+/** Backend chrome (/auth/admin/nav), built from the module declarations. */
 @Module({
   controllers: [NavigationController],
   providers: [NavigationService],

@@ -1,22 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { MODULE_DECLARATIONS } from '../declarations.js';
-import { buildAdminNavLinks, buildFeatureCatalogue, type AdminNavLinks, type FeatureCatalogue } from './admin-nav.builder.js';
+import { buildAdminNavLinks, type AdminNavLinks } from './admin-nav.builder.js';
 
 export interface AdminNavPayload extends AdminNavLinks {
   grantedFeatures: string[];
   roles: string[];
 }
 
-/** The feature catalogue and the backend chrome, both built from the modules' declarations. */
+/** The backend chrome, built from the modules' declarations. */
 @Injectable()
 export class NavigationService {
-  private readonly catalogue: FeatureCatalogue = buildFeatureCatalogue(MODULE_DECLARATIONS);
-
-  featureCatalogue(): FeatureCatalogue {
-    return this.catalogue;
-  }
-
   /** Not personalised: sidebar preferences are applied by the client (GET /auth/sidebar/preferences). */
   adminNav(auth: AuthContext): AdminNavPayload {
     return {

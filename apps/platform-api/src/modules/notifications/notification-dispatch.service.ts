@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
-import {
-  NotificationJob,
-  PlatformNotificationsQueue,
-  type NotificationContent,
-  type NotificationFanOutPayload,
-  type NotificationFanOutTarget,
-} from '@app/contracts';
-import { DomainError, QueueService } from '@app/service-kit';
+import { DataSource } from 'typeorm';
+import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../../core/auth/auth-context.js';
+import { scopeOf, systemScope, type TenantScope } from '../../core/scope/tenant-scope.js';
 import { NotificationRecipientsRepository } from './notification-recipients.repository.js';
 import { NotificationWriter } from './notification-writer.service.js';
 import type {
@@ -19,6 +14,12 @@ import type {
   RoleNotificationDto,
 } from './notifications.dto.js';
 import { NotificationsRepository, type BatchRef } from './notifications.repository.js';
+import {
+  NotificationsQueueProducer,
+  type NotificationContent,
+  type NotificationFanOutPayload,
+  type NotificationFanOutTarget,
+} from './notifications.queue.js';
 
 /** Rows per INSERT of a fan-out: bounds each transaction and lets events flow while the rest is written. */
 export const FAN_OUT_CHUNK_SIZE = 1000;
@@ -38,24 +39,28 @@ export class NotificationDispatchService {
   chunkSize = FAN_OUT_CHUNK_SIZE;
 
   constructor(
+    private readonly dataSource: DataSource,
     private readonly recipients: NotificationRecipientsRepository,
     private readonly repository: NotificationsRepository,
     private readonly writer: NotificationWriter,
-    private readonly queues: QueueService,
+    private readonly queue: NotificationsQueueProducer,
   ) {}
 
   /** 201 {id}: the new notification, or the recipient's active one with the same groupKey. */
   async create(auth: AuthContext, dto: CreateNotificationDto): Promise<{ id: string }> {
     const content = toContent(dto);
-    const found = await this.recipients.existingUsers(auth.tenantId, [dto.recipientUserId]);
+    const scope = scopeOf(auth);
+    const found = await this.recipients.existingUsers(this.dataSource, scope, [dto.recipientUserId]);
     if (found.length === 0) throw DomainError.notFound('recipient not found');
     const batch = newBatch(auth);
-    const [row] = await this.writer.write(batch, content, found);
+    const [row] = await this.writer.write(scope, { batch, content, recipientIds: found });
     if (row) {
-      await this.writer.finishBatch(batch);
+      await this.writer.finishBatch(scope, batch);
       return { id: row.id };
     }
-    const existing = content.groupKey ? await this.repository.activeIdOfGroup(auth.tenantId, dto.recipientUserId, content.groupKey) : null;
+    const existing = content.groupKey
+      ? await this.repository.activeIdOfGroup(this.dataSource, scope, { recipientUserId: dto.recipientUserId, groupKey: content.groupKey })
+      : null;
     if (!existing) throw DomainError.conflict('notification was not created; retry');
     return { id: existing };
   }
@@ -63,26 +68,28 @@ export class NotificationDispatchService {
   /** Up to 1000 recipients, written in the request. Recipients deduplicated by groupKey are not counted. */
   async batch(auth: AuthContext, dto: BatchNotificationDto): Promise<SentResult> {
     const content = toContent(dto);
+    const scope = scopeOf(auth);
     const wanted = [...new Set(dto.recipientUserIds.map((id) => id.toLowerCase()))];
-    const found = new Set(await this.recipients.existingUsers(auth.tenantId, wanted));
+    const found = new Set(await this.recipients.existingUsers(this.dataSource, scope, wanted));
     const missing = wanted.filter((id) => !found.has(id));
     if (missing.length) throw DomainError.notFound(`recipients not found: ${missing.join(', ')}`);
     const batch = newBatch(auth);
-    const rows = await this.writer.write(batch, content, wanted);
-    await this.writer.finishBatch(batch);
+    const rows = await this.writer.write(scope, { batch, content, recipientIds: wanted });
+    await this.writer.finishBatch(scope, batch);
     return { ok: true, count: rows.length, ids: rows.map((r) => r.id), batchId: batch.batchId };
   }
 
   async toRole(auth: AuthContext, dto: RoleNotificationDto): Promise<SentResult> {
     const content = toContent(dto);
-    if (!(await this.recipients.roleVisible(auth.tenantId, dto.roleId))) throw DomainError.notFound('role not found');
-    const count = await this.recipients.countRoleMembers(auth.tenantId, dto.roleId);
+    const scope = scopeOf(auth);
+    if (!(await this.recipients.roleVisible(this.dataSource, scope, dto.roleId))) throw DomainError.notFound('role not found');
+    const count = await this.recipients.countRoleMembers(this.dataSource, scope, dto.roleId);
     return this.enqueueFanOut(auth, { kind: 'role', roleId: dto.roleId }, content, count);
   }
 
   async toFeature(auth: AuthContext, dto: FeatureNotificationDto): Promise<SentResult> {
     const content = toContent(dto);
-    const count = await this.recipients.countUsersWithFeature(auth.tenantId, dto.requiredFeature);
+    const count = await this.recipients.countUsersWithFeature(this.dataSource, scopeOf(auth), dto.requiredFeature);
     return this.enqueueFanOut(auth, { kind: 'feature', requiredFeature: dto.requiredFeature }, content, count);
   }
 
@@ -92,23 +99,31 @@ export class NotificationDispatchService {
    * a crash halfway redoes nothing that was committed, and a duplicate delivery writes nothing.
    */
   async processFanOut(payload: NotificationFanOutPayload): Promise<{ recipients: number; written: number }> {
-    const { target, tenantId } = payload;
-    const recipientIds =
-      target.kind === 'role'
-        ? await this.recipients.roleMembers(tenantId, target.roleId)
-        : await this.recipients.usersWithFeature(tenantId, target.requiredFeature);
-    const batch: BatchRef = { batchId: payload.batchId, tenantId, createdByUserId: payload.createdByUserId };
+    const { target } = payload;
+    const scope = systemScope(payload.tenantId);
+    const recipientIds = await this.recipientsOf(scope, target);
+    const batch: BatchRef = { batchId: payload.batchId, createdByUserId: payload.createdByUserId };
     let written = 0;
     for (let i = 0; i < recipientIds.length; i += this.chunkSize) {
-      const rows = await this.writer.write(batch, payload.content, recipientIds.slice(i, i + this.chunkSize));
+      const rows = await this.writer.write(scope, {
+        batch,
+        content: payload.content,
+        recipientIds: recipientIds.slice(i, i + this.chunkSize),
+      });
       written += rows.length;
     }
-    await this.writer.finishBatch(batch);
+    await this.writer.finishBatch(scope, batch);
     this.logger.log(
       { batchId: payload.batchId, target: target.kind, recipients: recipientIds.length, written },
       'notification fan-out done',
     );
     return { recipients: recipientIds.length, written };
+  }
+
+  private recipientsOf(scope: TenantScope, target: NotificationFanOutTarget): Promise<string[]> {
+    return target.kind === 'role'
+      ? this.recipients.roleMembers(this.dataSource, scope, target.roleId)
+      : this.recipients.usersWithFeature(this.dataSource, scope, target.requiredFeature);
   }
 
   private async enqueueFanOut(
@@ -119,22 +134,21 @@ export class NotificationDispatchService {
   ): Promise<SentResult> {
     const batch = newBatch(auth);
     if (count > 0) {
-      const payload: NotificationFanOutPayload = {
+      await this.queue.fanOut({
         batchId: batch.batchId,
         tenantId: auth.tenantId,
         createdByUserId: auth.userId,
         target,
         content,
         requestedAt: new Date().toISOString(),
-      };
-      await this.queues.add(PlatformNotificationsQueue, NotificationJob.FanOut, payload, { jobId: `fanout-${batch.batchId}` });
+      });
     }
     return { ok: true, count, ids: [], batchId: batch.batchId };
   }
 }
 
 function newBatch(auth: AuthContext): BatchRef {
-  return { batchId: randomUUID(), tenantId: auth.tenantId, createdByUserId: auth.userId };
+  return { batchId: randomUUID(), createdByUserId: auth.userId };
 }
 
 /** The sender's fields as stored: defaults applied, and the checks a DTO cannot express. */

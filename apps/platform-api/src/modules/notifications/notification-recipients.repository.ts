@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { query, queryOne, type Db } from '@app/service-kit';
+import type { TenantScope } from '../../core/scope/tenant-scope.js';
 
 /**
  * The ACL patterns that grant `feature` (decisions.md "Feature match"): `*`, the feature itself, and
@@ -39,48 +40,47 @@ const ROLE_MEMBERS = `
     JOIN users u ON u.id = ur.user_id AND u.tenant_id = ur.tenant_id AND u.deleted_at IS NULL
    WHERE ur.tenant_id = $1 AND ur.role_id = $2`;
 
-/** Who a role or feature notification reaches, in the sender's tenant: ids in a stable order. */
+/**
+ * Who a notification reaches, in the scope's tenant: ids in a stable order. Reads of the users,
+ * roles and ACLs (written by their own modules). Recipients are any users of the tenant: the
+ * sender's organizations do not narrow them.
+ */
 @Injectable()
 export class NotificationRecipientsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
   /** A role of the tenant, or a global role. */
-  async roleVisible(tenantId: string, roleId: string): Promise<boolean> {
-    const rows = await this.dataSource.query('SELECT 1 FROM roles WHERE id = $1 AND (tenant_id = $2 OR tenant_id IS NULL)', [
-      roleId,
-      tenantId,
-    ]);
-    return rows.length > 0;
+  async roleVisible(db: Db, scope: TenantScope, roleId: string): Promise<boolean> {
+    const row = await queryOne(db, 'SELECT 1 FROM roles WHERE id = $1 AND (tenant_id = $2 OR tenant_id IS NULL)', [roleId, scope.tenantId]);
+    return row !== null;
   }
 
-  async roleMembers(tenantId: string, roleId: string): Promise<string[]> {
-    return this.ids(`${ROLE_MEMBERS} ORDER BY u.id`, [tenantId, roleId]);
+  roleMembers(db: Db, scope: TenantScope, roleId: string): Promise<string[]> {
+    return ids(db, `${ROLE_MEMBERS} ORDER BY u.id`, [scope.tenantId, roleId]);
   }
 
-  async countRoleMembers(tenantId: string, roleId: string): Promise<number> {
-    return this.count(ROLE_MEMBERS, [tenantId, roleId]);
+  countRoleMembers(db: Db, scope: TenantScope, roleId: string): Promise<number> {
+    return count(db, ROLE_MEMBERS, [scope.tenantId, roleId]);
   }
 
-  async usersWithFeature(tenantId: string, feature: string): Promise<string[]> {
-    return this.ids(`${USERS_WITH_FEATURE} ORDER BY u.id`, [tenantId, patternsGranting(feature)]);
+  usersWithFeature(db: Db, scope: TenantScope, feature: string): Promise<string[]> {
+    return ids(db, `${USERS_WITH_FEATURE} ORDER BY u.id`, [scope.tenantId, patternsGranting(feature)]);
   }
 
-  async countUsersWithFeature(tenantId: string, feature: string): Promise<number> {
-    return this.count(USERS_WITH_FEATURE, [tenantId, patternsGranting(feature)]);
+  countUsersWithFeature(db: Db, scope: TenantScope, feature: string): Promise<number> {
+    return count(db, USERS_WITH_FEATURE, [scope.tenantId, patternsGranting(feature)]);
   }
 
   /** The given ids that are users of the tenant and not deleted. */
-  async existingUsers(tenantId: string, userIds: string[]): Promise<string[]> {
-    return this.ids('SELECT id FROM users WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL', [tenantId, userIds]);
+  existingUsers(db: Db, scope: TenantScope, userIds: string[]): Promise<string[]> {
+    return ids(db, 'SELECT id FROM users WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND deleted_at IS NULL', [scope.tenantId, userIds]);
   }
+}
 
-  private async ids(sql: string, params: unknown[]): Promise<string[]> {
-    const rows: { id: string }[] = await this.dataSource.query(sql, params);
-    return rows.map((r) => r.id);
-  }
+async function ids(db: Db, sql: string, params: unknown[]): Promise<string[]> {
+  const rows = await query<{ id: string }>(db, sql, params);
+  return rows.map((r) => r.id);
+}
 
-  private async count(sql: string, params: unknown[]): Promise<number> {
-    const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM (${sql}) recipients`, params);
-    return row.n;
-  }
+async function count(db: Db, sql: string, params: unknown[]): Promise<number> {
+  const row = await queryOne<{ n: number }>(db, `SELECT count(*)::int AS n FROM (${sql}) recipients`, params);
+  return row?.n ?? 0;
 }

@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { NotificationJob, PlatformNotificationsQueue, type NotificationContent, type NotificationEmailPayload } from '@app/contracts';
-import { QueueService } from '@app/service-kit';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
 import { EventBus } from '../../core/events/event-bus.service.js';
 import { PlatformEventId } from '../../core/events/event-ids.js';
+import { systemScope, type TenantScope } from '../../core/scope/tenant-scope.js';
 import { AccountEmailService } from '../account-email/account-email.service.js';
 import { NotificationSettingsService } from './notification-settings.service.js';
 import { NotificationsRepository, toNotificationItem, type BatchRef, type NotificationRow } from './notifications.repository.js';
+import { NotificationsQueueProducer, type NotificationContent, type NotificationEmailPayload } from './notifications.queue.js';
 
 /** Emails queued at once by the email job (each is one BullMQ add). */
 const EMAIL_QUEUE_CONCURRENCY = 50;
@@ -22,18 +22,21 @@ export class NotificationWriter {
     private readonly dataSource: DataSource,
     private readonly repository: NotificationsRepository,
     private readonly settings: NotificationSettingsService,
-    private readonly queues: QueueService,
+    private readonly queue: NotificationsQueueProducer,
     private readonly events: EventBus,
     private readonly accountEmails: AccountEmailService,
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
   ) {}
 
-  /** Writes one chunk of a batch (one transaction) and announces the rows it created. */
-  async write(batch: BatchRef, content: NotificationContent, recipientIds: string[]): Promise<NotificationRow[]> {
-    if (recipientIds.length === 0) return [];
-    const rows = content.groupKey
-      ? await this.dataSource.transaction((tx) => this.repository.insertForRecipients(tx, batch, content, recipientIds))
-      : await this.repository.insertForRecipients(this.dataSource, batch, content, recipientIds);
+  /** Writes one chunk of a batch in the scope's tenant (one transaction) and announces the rows it created. */
+  async write(
+    scope: TenantScope,
+    input: { batch: BatchRef; content: NotificationContent; recipientIds: string[] },
+  ): Promise<NotificationRow[]> {
+    if (input.recipientIds.length === 0) return [];
+    const rows = input.content.groupKey
+      ? await this.dataSource.transaction((tx) => this.repository.insertForRecipients(tx, scope, input))
+      : await this.repository.insertForRecipients(this.dataSource, scope, input);
     await this.events.emitMany(
       rows.map((row) => ({
         id: PlatformEventId.NotificationCreated,
@@ -50,11 +53,10 @@ export class NotificationWriter {
    * After a batch's last chunk: with the tenant's email strategy on, one job emails the whole batch.
    * Its id is the batch's, so a retried fan-out does not queue it twice.
    */
-  async finishBatch(batch: BatchRef): Promise<void> {
-    const settings = await this.settings.forTenant(batch.tenantId);
+  async finishBatch(scope: TenantScope, batch: BatchRef): Promise<void> {
+    const settings = await this.settings.forScope(scope);
     if (!settings.strategies.email.enabled) return;
-    const payload: NotificationEmailPayload = { tenantId: batch.tenantId, batchId: batch.batchId };
-    await this.queues.add(PlatformNotificationsQueue, NotificationJob.Email, payload, { jobId: `email-${batch.batchId}` });
+    await this.queue.email({ tenantId: scope.tenantId, batchId: batch.batchId });
   }
 
   /**
@@ -63,10 +65,11 @@ export class NotificationWriter {
    * account-email queue through the mail-api's /v1/send.
    */
   async queueBatchEmails(payload: NotificationEmailPayload): Promise<{ queued: number }> {
-    const settings = await this.settings.forTenant(payload.tenantId);
+    const scope = systemScope(payload.tenantId);
+    const settings = await this.settings.forScope(scope);
     const email = settings.strategies.email;
     if (!email.enabled) return { queued: 0 };
-    const rows = await this.repository.batchForEmail(payload.tenantId, payload.batchId);
+    const rows = await this.repository.batchForEmail(this.dataSource, scope, payload.batchId);
     let next = 0;
     const worker = async () => {
       while (next < rows.length) {

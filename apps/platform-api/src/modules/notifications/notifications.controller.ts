@@ -16,7 +16,6 @@ import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ErrorDto } from '../../core/http/common.dto.js';
 import { NotificationDispatchService } from './notification-dispatch.service.js';
-import { NotificationSettingsService } from './notification-settings.service.js';
 import {
   BatchNotificationDto,
   CreateNotificationDto,
@@ -27,12 +26,9 @@ import {
   NotificationChangedDto,
   NotificationCreatedDto,
   NotificationPageDto,
-  NotificationSettingsResponseDto,
-  NotificationSettingsSavedDto,
   NotificationsSentDto,
   RestoreNotificationDto,
   RoleNotificationDto,
-  SaveNotificationSettingsDto,
   UnreadCountDto,
 } from './notifications.dto.js';
 import { NotificationsService } from './notifications.service.js';
@@ -54,7 +50,6 @@ export class NotificationsController {
   constructor(
     private readonly notifications: NotificationsService,
     private readonly dispatch: NotificationDispatchService,
-    private readonly settings: NotificationSettingsService,
   ) {}
 
   @Get()
@@ -137,31 +132,6 @@ export class NotificationsController {
   @ApiOkResponse({ type: UnreadCountDto })
   unreadCount(@CurrentAuth() auth: AuthContext) {
     return this.notifications.unreadCount(auth);
-  }
-
-  @Get('settings')
-  @RequireFeatures('notifications.manage')
-  @ApiOperation({
-    summary: 'The tenant’s delivery settings',
-    description: 'Defaults: database on, email off (from null: PLATFORM_MAIL_FROM, no subject prefix).',
-  })
-  @ApiOkResponse({ type: NotificationSettingsResponseDto })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing notifications.manage.' })
-  getSettings(@CurrentAuth() auth: AuthContext) {
-    return this.settings.get(auth);
-  }
-
-  @Post('settings')
-  @RequireFeatures('notifications.manage')
-  @ApiOperation({
-    summary: 'Save the tenant’s delivery settings',
-    description: 'Body `{strategies: {database?: {enabled}, email?: {enabled, from?, subjectPrefix?}}}`; what is left out keeps its value.',
-  })
-  @ApiCreatedResponse({ type: NotificationSettingsSavedDto })
-  @ApiBadRequestResponse({ type: ErrorDto })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing notifications.manage.' })
-  saveSettings(@CurrentAuth() auth: AuthContext, @Body() body: SaveNotificationSettingsDto) {
-    return this.settings.save(auth, body);
   }
 
   @Put(':id/read')

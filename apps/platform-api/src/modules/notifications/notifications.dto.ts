@@ -39,7 +39,7 @@ const FEATURE_ID = /^[A-Za-z0-9_*:-]+(\.[A-Za-z0-9_*:-]+)*$/;
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 /** `ids=a,b` or `ids=a&ids=b`: one flat list of trimmed, non-empty strings. */
 const commaList = ({ value }: { value: unknown }) =>
-  (Array.isArray(value) ? value : [value])
+  (Array.isArray(value) ? (value as unknown[]) : [value])
     .flatMap((v) => (typeof v === 'string' ? v.split(',') : [v]))
     .map((v) => (typeof v === 'string' ? v.trim() : v))
     .filter((v) => v !== '');

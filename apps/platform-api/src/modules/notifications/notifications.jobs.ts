@@ -1,9 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { NotificationJob, PlatformNotificationsQueue, type NotificationEmailPayload, type NotificationFanOutPayload } from '@app/contracts';
 import { OnJob } from '@app/service-kit';
 import { NotificationDispatchService } from './notification-dispatch.service.js';
 import { NotificationWriter } from './notification-writer.service.js';
+import {
+  NotificationJob,
+  NotificationsQueue,
+  type NotificationEmailPayload,
+  type NotificationFanOutPayload,
+} from './notifications.queue.js';
 
 /** Processors of the notifications queue (the worker entry discovers them). Both are idempotent. */
 @Injectable()
@@ -13,12 +18,12 @@ export class NotificationsJobs {
     private readonly writer: NotificationWriter,
   ) {}
 
-  @OnJob({ queue: PlatformNotificationsQueue, name: NotificationJob.FanOut })
+  @OnJob({ queue: NotificationsQueue, name: NotificationJob.FanOut })
   fanOut(job: Job<NotificationFanOutPayload>) {
     return this.dispatch.processFanOut(job.data);
   }
 
-  @OnJob({ queue: PlatformNotificationsQueue, name: NotificationJob.Email })
+  @OnJob({ queue: NotificationsQueue, name: NotificationJob.Email })
   email(job: Job<NotificationEmailPayload>) {
     return this.writer.queueBatchEmails(job.data);
   }

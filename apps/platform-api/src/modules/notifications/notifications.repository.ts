@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import type { NotificationContent } from '@app/contracts';
+import { execute, query, queryOne, type Db } from '@app/service-kit';
+import type { TenantScope } from '../../core/scope/tenant-scope.js';
 import type { NotificationItemDto, NotificationSeverity, NotificationStatus } from './notifications.dto.js';
-import { isUniqueViolation } from '../../core/database/sql-helpers.js';
-
-type Queryable = DataSource | EntityManager;
+import type { NotificationContent } from './notifications.queue.js';
 
 export interface NotificationRow {
   id: string;
@@ -45,9 +43,9 @@ export interface NotificationFilters {
   ids?: string[];
 }
 
+/** One write of notifications (a request, or a fan-out job): unique with each recipient. */
 export interface BatchRef {
   batchId: string;
-  tenantId: string;
   createdByUserId: string | null;
 }
 
@@ -57,7 +55,11 @@ const COLUMNS = `id, tenant_id, organization_id, recipient_user_id, batch_id, ty
 
 /** Expired notifications are neither listed, counted nor changed. */
 const NOT_EXPIRED = '(expires_at IS NULL OR expires_at > now())';
-/** Every query of a recipient's own notifications starts with this (tenant first: the index leads with it). */
+/**
+ * Every query of a recipient's own notifications starts with this (tenant first: the index leads
+ * with it). A notification belongs to its recipient, not to an organization: the scope's
+ * organizations do not narrow what a user sees of its own.
+ */
 const OWN = `tenant_id = $1 AND recipient_user_id = $2 AND ${NOT_EXPIRED}`;
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -93,15 +95,14 @@ export function toNotificationItem(row: NotificationRow): NotificationItemDto {
 /** The SQL of notifications: a recipient's reads and state changes, and set-based writes. */
 @Injectable()
 export class NotificationsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+  /** The scope user's notifications: one page and the total. */
   async list(
-    tenantId: string,
-    userId: string,
-    filters: NotificationFilters,
-    page: { limit: number; offset: number },
+    db: Db,
+    scope: TenantScope,
+    input: { filters: NotificationFilters; page: { limit: number; offset: number } },
   ): Promise<{ rows: NotificationRow[]; total: number }> {
-    const params: unknown[] = [tenantId, userId];
+    const { filters, page } = input;
+    const params: unknown[] = [scope.tenantId, recipientOf(scope)];
     const where = [OWN];
     const add = (sql: string, value: unknown) => {
       params.push(value);
@@ -118,68 +119,93 @@ export class NotificationsRepository {
     const clause = where.join(' AND ');
     const n = params.length;
     const [rows, counted] = await Promise.all([
-      this.dataSource.query(
+      query<NotificationRow>(
+        db,
         `SELECT ${COLUMNS} FROM notifications WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
         [...params, page.limit, page.offset],
       ),
-      this.dataSource.query(`SELECT count(*)::int AS total FROM notifications WHERE ${clause}`, params),
+      queryOne<{ total: number }>(db, `SELECT count(*)::int AS total FROM notifications WHERE ${clause}`, params),
     ]);
-    return { rows, total: counted[0].total };
+    return { rows, total: counted?.total ?? 0 };
   }
 
-  async unreadCount(tenantId: string, userId: string): Promise<number> {
-    const [row] = await this.dataSource.query(`SELECT count(*)::int AS n FROM notifications WHERE ${OWN} AND status = 'unread'`, [
-      tenantId,
-      userId,
+  async unreadCount(db: Db, scope: TenantScope): Promise<number> {
+    const row = await queryOne<{ n: number }>(db, `SELECT count(*)::int AS n FROM notifications WHERE ${OWN} AND status = 'unread'`, [
+      scope.tenantId,
+      recipientOf(scope),
     ]);
-    return row.n;
+    return row?.n ?? 0;
   }
 
-  async markAllRead(tenantId: string, userId: string): Promise<number> {
-    const [, affected] = await this.dataSource.query(
-      `UPDATE notifications SET status = 'read', read_at = COALESCE(read_at, now()) WHERE ${OWN} AND status = 'unread'`,
-      [tenantId, userId],
-    );
-    return affected;
+  /** How many went from unread to read. */
+  markAllRead(db: Db, scope: TenantScope): Promise<number> {
+    return execute(db, `UPDATE notifications SET status = 'read', read_at = COALESCE(read_at, now()) WHERE ${OWN} AND status = 'unread'`, [
+      scope.tenantId,
+      recipientOf(scope),
+    ]);
   }
 
-  async findOwn(tenantId: string, userId: string, id: string): Promise<NotificationRow | null> {
-    const rows = await this.dataSource.query(`SELECT ${COLUMNS} FROM notifications WHERE ${OWN} AND id = $3`, [tenantId, userId, id]);
-    return rows[0] ?? null;
+  findOwn(db: Db, scope: TenantScope, id: string): Promise<NotificationRow | null> {
+    return queryOne<NotificationRow>(db, `SELECT ${COLUMNS} FROM notifications WHERE ${OWN} AND id = $3`, [
+      scope.tenantId,
+      recipientOf(scope),
+      id,
+    ]);
+  }
+
+  /** unread becomes read (readAt set); other statuses keep theirs. Null: no such notification of the user. */
+  markRead(db: Db, scope: TenantScope, id: string): Promise<NotificationRow | null> {
+    return this.updateOwn(db, scope, id, {
+      set: `status = CASE WHEN status = 'unread' THEN 'read' ELSE status END, read_at = COALESCE(read_at, now())`,
+    });
+  }
+
+  dismiss(db: Db, scope: TenantScope, id: string): Promise<NotificationRow | null> {
+    return this.updateOwn(db, scope, id, { set: `status = 'dismissed', dismissed_at = COALESCE(dismissed_at, now())` });
   }
 
   /**
-   * One conditional UPDATE of the caller's notification: `set` applies only where `condition` holds,
-   * atomically (two concurrent claims cannot both succeed). Null when nothing matched.
+   * A dismissed notification back to `to`. Null when it is not dismissed (or not the user's). Throws
+   * the unique violation of `notifications_group_key_uq` when another one holds its groupKey.
    */
-  async updateOwn(
-    tenantId: string,
-    userId: string,
-    id: string,
-    change: { set: string; condition?: string; params?: unknown[] },
+  restore(db: Db, scope: TenantScope, input: { id: string; to: 'read' | 'unread' }): Promise<NotificationRow | null> {
+    return this.updateOwn(db, scope, input.id, {
+      set: `status = $4::text, dismissed_at = NULL,
+            read_at = CASE WHEN $4::text = 'read' THEN COALESCE(read_at, now()) ELSE NULL END`,
+      condition: `status = 'dismissed'`,
+      params: [input.to],
+    });
+  }
+
+  /** The claim of an action: only the first of concurrent calls finds action_taken still null (else null). */
+  claimAction(
+    db: Db,
+    scope: TenantScope,
+    input: { id: string; actionId: string; payload: Record<string, unknown> | null },
   ): Promise<NotificationRow | null> {
-    const condition = change.condition ? ` AND ${change.condition}` : '';
-    const [rows] = await this.dataSource.query(
-      `UPDATE notifications SET ${change.set} WHERE ${OWN} AND id = $3${condition} RETURNING ${COLUMNS}`,
-      [tenantId, userId, id, ...(change.params ?? [])],
-    );
-    return rows[0] ?? null;
+    return this.updateOwn(db, scope, input.id, {
+      set: `status = 'actioned', action_taken = $4, action_payload = $5::jsonb, actioned_at = now(), read_at = COALESCE(read_at, now())`,
+      condition: `action_taken IS NULL AND status <> 'dismissed'`,
+      params: [input.actionId, input.payload ? JSON.stringify(input.payload) : null],
+    });
   }
 
   /**
-   * Writes one notification per recipient (users of the tenant that are not deleted; others are
-   * skipped), in one statement. ON CONFLICT DO NOTHING covers both unique indexes: a recipient this
-   * batch already reached (a retry) and a recipient with an active notification of the same groupKey.
-   * Rows are inserted in recipient order, so concurrent batches lock index entries in the same order.
+   * Writes one notification per recipient (users of the scope's tenant that are not deleted; others
+   * are skipped), in one statement. ON CONFLICT DO NOTHING covers both unique indexes: a recipient
+   * this batch already reached (a retry) and a recipient with an active notification of the same
+   * groupKey. Rows are inserted in recipient order, so concurrent batches lock index entries in the
+   * same order. Recipients are any users of the tenant: the sender's organizations do not narrow them.
    */
   async insertForRecipients(
-    db: Queryable,
-    batch: BatchRef,
-    content: NotificationContent,
-    recipientIds: string[],
+    db: Db,
+    scope: TenantScope,
+    input: { batch: BatchRef; content: NotificationContent; recipientIds: string[] },
   ): Promise<NotificationRow[]> {
-    if (content.groupKey) await this.dismissExpiredOfGroup(db, batch.tenantId, content.groupKey, recipientIds);
-    return db.query(
+    const { batch, content, recipientIds } = input;
+    if (content.groupKey) await this.dismissExpiredOfGroup(db, scope, { groupKey: content.groupKey, recipientIds });
+    return query<NotificationRow>(
+      db,
       `INSERT INTO notifications (tenant_id, organization_id, recipient_user_id, batch_id, created_by_user_id, type, title, body,
          title_key, body_key, title_variables, body_variables, icon, severity, actions, source_module, source_entity_type,
          source_entity_id, link_href, group_key, expires_at)
@@ -191,7 +217,7 @@ export class NotificationsRepository {
        ON CONFLICT DO NOTHING
        RETURNING ${COLUMNS}`,
       [
-        batch.tenantId,
+        scope.tenantId,
         batch.batchId,
         batch.createdByUserId,
         content.type,
@@ -216,23 +242,58 @@ export class NotificationsRepository {
   }
 
   /** The recipient's notification that holds a groupKey (the one a deduplicated create answers with). */
-  async activeIdOfGroup(tenantId: string, userId: string, groupKey: string): Promise<string | null> {
-    const rows = await this.dataSource.query(
+  async activeIdOfGroup(db: Db, scope: TenantScope, input: { recipientUserId: string; groupKey: string }): Promise<string | null> {
+    const row = await queryOne<{ id: string }>(
+      db,
       `SELECT id FROM notifications
         WHERE tenant_id = $1 AND recipient_user_id = $2 AND group_key = $3 AND status <> 'dismissed'`,
-      [tenantId, userId, groupKey],
+      [scope.tenantId, input.recipientUserId, input.groupKey],
     );
-    return rows[0]?.id ?? null;
+    return row?.id ?? null;
   }
 
   /** A batch's notifications with their recipients' addresses (for the email strategy). */
-  async batchForEmail(tenantId: string, batchId: string): Promise<(NotificationRow & { email: string })[]> {
-    return this.dataSource.query(
+  batchForEmail(db: Db, scope: TenantScope, batchId: string): Promise<(NotificationRow & { email: string })[]> {
+    return query<NotificationRow & { email: string }>(
+      db,
       `SELECT n.*, u.email
          FROM notifications n JOIN users u ON u.id = n.recipient_user_id AND u.deleted_at IS NULL
         WHERE n.tenant_id = $1 AND n.batch_id = $2
         ORDER BY n.recipient_user_id`,
-      [tenantId, batchId],
+      [scope.tenantId, batchId],
+    );
+  }
+
+  /**
+   * Housekeeping, across tenants (so no scope): deletes up to `limit` notifications that expired more
+   * than `olderThan` (a Postgres interval, from the caller's fixed list) ago, through the expiry index.
+   * Returns how many it deleted; the caller repeats while a full batch went.
+   */
+  purgeExpired(db: Db, input: { olderThan: string; limit: number }): Promise<number> {
+    return execute(
+      db,
+      `DELETE FROM notifications WHERE id IN (
+         SELECT id FROM notifications WHERE expires_at < now() - $1::interval ORDER BY expires_at LIMIT $2)`,
+      [input.olderThan, input.limit],
+    );
+  }
+
+  /**
+   * One conditional UPDATE of the user's notification: `set` (a fixed fragment of this class) applies
+   * only where `condition` holds, atomically (two concurrent claims cannot both succeed). Null when
+   * nothing matched.
+   */
+  private async updateOwn(
+    db: Db,
+    scope: TenantScope,
+    id: string,
+    change: { set: string; condition?: string; params?: unknown[] },
+  ): Promise<NotificationRow | null> {
+    const condition = change.condition ? ` AND ${change.condition}` : '';
+    return queryOne<NotificationRow>(
+      db,
+      `UPDATE notifications SET ${change.set} WHERE ${OWN} AND id = $3${condition} RETURNING ${COLUMNS}`,
+      [scope.tenantId, recipientOf(scope), id, ...(change.params ?? [])],
     );
   }
 
@@ -241,16 +302,23 @@ export class NotificationsRepository {
    * unique index: dismiss it so the new one can take its place (rows locked in id order, so two
    * concurrent batches of one group cannot deadlock here).
    */
-  private async dismissExpiredOfGroup(db: Queryable, tenantId: string, groupKey: string, recipientIds: string[]): Promise<void> {
-    await db.query(
+  private async dismissExpiredOfGroup(db: Db, scope: TenantScope, input: { groupKey: string; recipientIds: string[] }): Promise<void> {
+    await execute(
+      db,
       `UPDATE notifications SET status = 'dismissed', dismissed_at = now()
         WHERE id IN (SELECT id FROM notifications
                       WHERE tenant_id = $1 AND recipient_user_id = ANY($2::uuid[]) AND group_key = $3
                         AND status <> 'dismissed' AND expires_at <= now()
                       ORDER BY id FOR UPDATE)`,
-      [tenantId, recipientIds, groupKey],
+      [scope.tenantId, input.recipientIds, input.groupKey],
     );
   }
+}
+
+/** The recipient whose own notifications a call reads or changes: the scope's user. */
+function recipientOf(scope: TenantScope): string {
+  if (!scope.userId) throw new Error('a recipient’s notifications are read and changed in the scope of that user');
+  return scope.userId;
 }
 
 function json(value: unknown): string | null {

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { EventBus } from '../../core/events/event-bus.service.js';
 import { PlatformEventId } from '../../core/events/event-ids.js';
+import { scopeOf } from '../../core/scope/tenant-scope.js';
 import {
   NOTIFICATIONS_PAGE_SIZE_DEFAULT,
   type ListNotificationsQuery,
@@ -29,6 +31,7 @@ export interface NotificationChanged {
 @Injectable()
 export class NotificationsService {
   constructor(
+    private readonly dataSource: DataSource,
     private readonly repository: NotificationsRepository,
     private readonly events: EventBus,
   ) {}
@@ -37,46 +40,33 @@ export class NotificationsService {
     const page = query.page ?? 1;
     const pageSize = query.pageSize ?? NOTIFICATIONS_PAGE_SIZE_DEFAULT;
     const { status, type, severity, sourceEntityType, sourceEntityId, since, ids } = query;
-    const { rows, total } = await this.repository.list(
-      auth.tenantId,
-      auth.userId,
-      { status, type, severity, sourceEntityType, sourceEntityId, since, ids: ids?.length ? ids : undefined },
-      { limit: pageSize, offset: (page - 1) * pageSize },
-    );
+    const { rows, total } = await this.repository.list(this.dataSource, scopeOf(auth), {
+      filters: { status, type, severity, sourceEntityType, sourceEntityId, since, ids: ids?.length ? ids : undefined },
+      page: { limit: pageSize, offset: (page - 1) * pageSize },
+    });
     return { items: rows.map(toNotificationItem), total, page, pageSize, totalPages: Math.ceil(total / pageSize) };
   }
 
   async unreadCount(auth: AuthContext): Promise<{ unreadCount: number }> {
-    return { unreadCount: await this.repository.unreadCount(auth.tenantId, auth.userId) };
+    return { unreadCount: await this.repository.unreadCount(this.dataSource, scopeOf(auth)) };
   }
 
   async markAllRead(auth: AuthContext): Promise<{ ok: true; count: number }> {
-    return { ok: true, count: await this.repository.markAllRead(auth.tenantId, auth.userId) };
+    return { ok: true, count: await this.repository.markAllRead(this.dataSource, scopeOf(auth)) };
   }
 
   async read(auth: AuthContext, id: string): Promise<NotificationChanged> {
-    const row = await this.repository.updateOwn(auth.tenantId, auth.userId, id, {
-      set: `status = CASE WHEN status = 'unread' THEN 'read' ELSE status END, read_at = COALESCE(read_at, now())`,
-    });
-    return changed(row);
+    return changed(await this.repository.markRead(this.dataSource, scopeOf(auth), id));
   }
 
   async dismiss(auth: AuthContext, id: string): Promise<NotificationChanged> {
-    const row = await this.repository.updateOwn(auth.tenantId, auth.userId, id, {
-      set: `status = 'dismissed', dismissed_at = COALESCE(dismissed_at, now())`,
-    });
-    return changed(row);
+    return changed(await this.repository.dismiss(this.dataSource, scopeOf(auth), id));
   }
 
   async restore(auth: AuthContext, id: string, to: 'read' | 'unread'): Promise<NotificationChanged> {
     let row: NotificationRow | null;
     try {
-      row = await this.repository.updateOwn(auth.tenantId, auth.userId, id, {
-        set: `status = $4::text, dismissed_at = NULL,
-              read_at = CASE WHEN $4::text = 'read' THEN COALESCE(read_at, now()) ELSE NULL END`,
-        condition: `status = 'dismissed'`,
-        params: [to],
-      });
+      row = await this.repository.restore(this.dataSource, scopeOf(auth), { id, to });
     } catch (err) {
       if (isUniqueViolation(err, 'notifications_group_key_uq')) {
         throw DomainError.conflict('another notification with the same groupKey is active');
@@ -93,11 +83,11 @@ export class NotificationsService {
     if (!current.actions.some((a) => a.id === dto.actionId)) throw DomainError.badRequest('unknown action');
     if (current.action_taken) throw DomainError.conflict('action already taken');
     if (current.status === 'dismissed') throw DomainError.conflict('notification is dismissed; restore it first');
-    // The claim: only the first of concurrent calls finds action_taken still null.
-    const row = await this.repository.updateOwn(auth.tenantId, auth.userId, id, {
-      set: `status = 'actioned', action_taken = $4, action_payload = $5::jsonb, actioned_at = now(), read_at = COALESCE(read_at, now())`,
-      condition: `action_taken IS NULL AND status <> 'dismissed'`,
-      params: [dto.actionId, dto.payload ? JSON.stringify(dto.payload) : null],
+    // The claim: only the first of concurrent calls wins.
+    const row = await this.repository.claimAction(this.dataSource, scopeOf(auth), {
+      id,
+      actionId: dto.actionId,
+      payload: dto.payload ?? null,
     });
     if (!row) throw DomainError.conflict('action already taken');
     await this.events.emit({
@@ -119,7 +109,7 @@ export class NotificationsService {
   }
 
   private async mustExist(auth: AuthContext, id: string): Promise<NotificationRow> {
-    const row = await this.repository.findOwn(auth.tenantId, auth.userId, id);
+    const row = await this.repository.findOwn(this.dataSource, scopeOf(auth), id);
     if (!row) throw DomainError.notFound('notification not found');
     return row;
   }

@@ -1,14 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { DomainError } from '@app/service-kit';
-import type { CommandDefinition } from '../../core/audit/command.js';
+import { DataSource, type EntityManager } from 'typeorm';
+import { DomainError, type Db } from '@app/service-kit';
+import type { CommandDefinition, Snapshot } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
+import { scopeOf, type TenantScope } from '../../core/scope/tenant-scope.js';
 import { callerLocale } from './sidebar-locale.js';
 import { preferenceResourceId, restorePreferences, snapshotPreferences } from './sidebar-snapshot.js';
 import { normalizeSidebarSettings, emptySidebarSettings, type SidebarSettings } from './sidebar-settings.js';
 import { SIDEBAR_MANAGE_FEATURE, type UpdateSidebarPreferencesDto } from './sidebar.dto.js';
-import { SidebarRepository, type SidebarRoleEntry, type Sql } from './sidebar.repository.js';
+import { SidebarRepository, type SidebarRoleEntry } from './sidebar.repository.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -61,8 +62,8 @@ export class SidebarPreferencesService {
   /** What both commands share: rows addressed by (tenant, user or role, locale), restored exactly. */
   private readonly preferenceCommandBase = {
     resourceKind: 'auth.sidebar_preference',
-    snapshot: snapshotPreferences,
-    restore: restorePreferences,
+    snapshot: (tx: EntityManager, resourceId: string) => snapshotPreferences(this.repo, tx, resourceId),
+    restore: (tx: EntityManager, resourceId: string, snapshot: Snapshot | null) => restorePreferences(this.repo, tx, resourceId, snapshot),
   };
 
   /** PUT /auth/sidebar/preferences: rules 1 and 2 of the spec; role writes set-based. */
@@ -75,19 +76,20 @@ export class SidebarPreferencesService {
     targetId: (input) => input.resourceId,
     execute: async (tx, auth, input) => {
       const { locale, settings, scope, applyToRoles, clearRoleIds } = input;
+      const tenant = scopeOf(auth);
       if (scope.type === 'role') {
-        const role = await this.requireRole(tx, auth, scope.roleId);
-        await this.repo.upsertRoleSettings(tx, auth.tenantId, [role.id], locale, settings);
+        const role = await this.requireRole(tx, tenant, scope.roleId);
+        await this.repo.upsertRoleSettings(tx, tenant, { roleIds: [role.id], locale, settings });
         const response = await this.respond(tx, auth, locale, settings, { type: 'role', roleId: role.id });
         return { resourceId: input.resourceId, result: { ...response, appliedRoles: [], clearedRoles: [] } };
       }
       const targets = [...applyToRoles, ...clearRoleIds];
-      const visible = await this.repo.visibleRoleIds(tx, auth.tenantId, targets);
+      const visible = await this.repo.visibleRoleIds(tx, tenant, targets);
       const missing = targets.filter((id) => !visible.has(id));
       if (missing.length > 0) throw DomainError.notFound(`role not found: ${missing.join(', ')}`);
-      await this.repo.upsertUserSettings(tx, auth.tenantId, auth.userId, locale, settings);
-      await this.repo.upsertRoleSettings(tx, auth.tenantId, applyToRoles, locale, settings);
-      await this.repo.deleteRoleSettings(tx, auth.tenantId, clearRoleIds, locale);
+      await this.repo.upsertUserSettings(tx, tenant, { locale, settings });
+      await this.repo.upsertRoleSettings(tx, tenant, { roleIds: applyToRoles, locale, settings });
+      await this.repo.deleteRoleSettings(tx, tenant, { roleIds: clearRoleIds, locale });
       const response = await this.respond(tx, auth, locale, settings, { type: 'user' });
       return {
         resourceId: input.resourceId,
@@ -106,24 +108,26 @@ export class SidebarPreferencesService {
     actionType: 'delete',
     targetId: (input) => input.resourceId,
     execute: async (tx, auth, input) => {
-      const role = await this.requireRole(tx, auth, input.roleId);
-      await this.repo.deleteRoleSettings(tx, auth.tenantId, [role.id], input.locale);
+      const tenant = scopeOf(auth);
+      const role = await this.requireRole(tx, tenant, input.roleId);
+      await this.repo.deleteRoleSettings(tx, tenant, { roleIds: [role.id], locale: input.locale });
       return { resourceId: input.resourceId, result: { ok: true, scope: { type: 'role', roleId: role.id } } };
     },
   };
 
   /** The caller's preferences, or (with roleId, for managers) a role's. */
   async get(auth: AuthContext, roleId: unknown): Promise<SidebarPreferencesResponse> {
-    const db = this.dataSource.manager;
-    const locale = await callerLocale(this.repo, db, auth);
+    const db = this.dataSource;
+    const scope = scopeOf(auth);
+    const locale = await callerLocale(this.repo, db, scope);
     if (roleId === undefined || roleId === '') {
-      const settings = await this.repo.userSettings(db, auth.tenantId, auth.userId, locale);
+      const settings = await this.repo.userSettings(db, scope, locale);
       return this.respond(db, auth, locale, settings, { type: 'user' });
     }
     if (!auth.can(SIDEBAR_MANAGE_FEATURE)) throw DomainError.forbidden(`missing required features: ${SIDEBAR_MANAGE_FEATURE}`);
     if (typeof roleId !== 'string' || !UUID.test(roleId)) throw DomainError.badRequest('roleId must be a UUID');
-    const role = await this.requireRole(db, auth, roleId);
-    const settings = await this.repo.roleSettings(db, auth.tenantId, role.id, locale);
+    const role = await this.requireRole(db, scope, roleId);
+    const settings = await this.repo.roleSettings(db, scope, { roleId: role.id, locale });
     return this.respond(db, auth, locale, settings, { type: 'role', roleId: role.id });
   }
 
@@ -145,7 +149,7 @@ export class SidebarPreferencesService {
       requestedScope.type === 'role' ? { type: 'role', roleId: requestedScope.roleId!.toLowerCase() } : { type: 'user' };
     // A role both applied and cleared keeps the applied settings.
     const clearRoleIds = requestedClears.filter((id) => !applyToRoles.includes(id));
-    const locale = await callerLocale(this.repo, this.dataSource.manager, auth);
+    const locale = await callerLocale(this.repo, this.dataSource, scopeOf(auth));
     const resourceId = preferenceResourceId({
       tenantId: auth.tenantId,
       kind: scope.type === 'role' ? 'role' : applyToRoles.length + clearRoleIds.length > 0 ? 'user+roles' : 'user',
@@ -157,19 +161,19 @@ export class SidebarPreferencesService {
 
   /** Removes a role's preferences for the caller's tenant and locale (command `auth.sidebar.preferences.delete`); idempotent. */
   async removeRolePreference(auth: AuthContext, roleId: string): Promise<{ ok: true; scope: SidebarScope }> {
-    const locale = await callerLocale(this.repo, this.dataSource.manager, auth);
+    const locale = await callerLocale(this.repo, this.dataSource, scopeOf(auth));
     const resourceId = preferenceResourceId({ tenantId: auth.tenantId, kind: 'role', subjectId: roleId, locale });
     return this.bus.execute(auth, this.deleteCommand, { resourceId, locale, roleId });
   }
 
-  private async requireRole(db: Sql, auth: AuthContext, roleId: string): Promise<{ id: string; name: string }> {
-    const role = await this.repo.findVisibleRole(db, auth.tenantId, roleId);
+  private async requireRole(db: Db, scope: TenantScope, roleId: string): Promise<{ id: string; name: string }> {
+    const role = await this.repo.findVisibleRole(db, scope, roleId);
     if (!role) throw DomainError.notFound('role not found');
     return role;
   }
 
   private async respond(
-    db: Sql,
+    db: Db,
     auth: AuthContext,
     locale: string,
     settings: SidebarSettings | null,
@@ -180,7 +184,7 @@ export class SidebarPreferencesService {
       locale,
       settings: settings ?? emptySidebarSettings(),
       canApplyToRoles,
-      roles: canApplyToRoles ? await this.repo.rolesWithPreference(db, auth.tenantId, locale) : [],
+      roles: canApplyToRoles ? await this.repo.rolesWithPreference(db, scopeOf(auth), locale) : [],
       scope,
     };
   }

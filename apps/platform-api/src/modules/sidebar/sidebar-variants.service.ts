@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DomainError } from '@app/service-kit';
+import { DomainError, type Db } from '@app/service-kit';
 import type { CommandDefinition } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
+import { scopeOf, type TenantScope } from '../../core/scope/tenant-scope.js';
 import { callerLocale } from './sidebar-locale.js';
 import { restoreVariantSet, snapshotVariantSet, variantSetResourceId } from './sidebar-snapshot.js';
 import { normalizeSidebarSettings, type SidebarSettings } from './sidebar-settings.js';
@@ -74,17 +75,18 @@ export class SidebarVariantsService {
     actionType: 'create',
     resourceKind: 'auth.sidebar_variants',
     targetId: (input) => input.resourceId,
-    snapshot: snapshotVariantSet,
-    restore: restoreVariantSet,
+    snapshot: (tx, resourceId) => snapshotVariantSet(this.repo, tx, resourceId),
+    restore: (tx, resourceId, snapshot) => restoreVariantSet(this.repo, tx, resourceId, snapshot),
     execute: async (tx, auth, input) => {
       const { locale, explicitName, isActive, settings } = input;
-      await this.repo.lockVariants(tx, auth.tenantId, auth.userId, locale);
-      const name = explicitName ?? (await this.autoName(tx, auth, locale));
-      if (explicitName && (await this.repo.variantNameExists(tx, auth.tenantId, auth.userId, locale, explicitName))) {
+      const scope = scopeOf(auth);
+      await this.repo.lockVariants(tx, scope, locale);
+      const name = explicitName ?? (await this.autoName(tx, scope, locale));
+      if (explicitName && (await this.repo.variantNameExists(tx, scope, { locale, name: explicitName }))) {
         throw this.duplicateName();
       }
-      if (isActive) await this.repo.deactivateVariants(tx, auth.tenantId, auth.userId, locale);
-      const row = await this.repo.insertVariant(tx, { tenantId: auth.tenantId, userId: auth.userId, locale, name, isActive, settings });
+      if (isActive) await this.repo.deactivateVariants(tx, scope, locale);
+      const row = await this.repo.insertVariant(tx, scope, { locale, name, isActive, settings });
       return {
         resourceId: input.resourceId,
         parent: { kind: 'auth.user', id: auth.userId },
@@ -94,9 +96,9 @@ export class SidebarVariantsService {
   };
 
   async list(auth: AuthContext): Promise<{ locale: string; variants: SidebarVariant[] }> {
-    const db = this.dataSource.manager;
-    const locale = await callerLocale(this.repo, db, auth);
-    const rows = await this.repo.listVariants(db, auth.tenantId, auth.userId, locale);
+    const scope = scopeOf(auth);
+    const locale = await callerLocale(this.repo, this.dataSource, scope);
+    const rows = await this.repo.listVariants(this.dataSource, scope, locale);
     return { locale, variants: rows.map(serialize) };
   }
 
@@ -110,7 +112,7 @@ export class SidebarVariantsService {
     const explicitName = input.name?.trim() || null;
     const settings = normalizeSidebarSettings(input.settings ?? {});
     const isActive = input.isActive === true;
-    const locale = await callerLocale(this.repo, this.dataSource.manager, auth);
+    const locale = await callerLocale(this.repo, this.dataSource, scopeOf(auth));
     const resourceId = variantSetResourceId({ tenantId: auth.tenantId, userId: auth.userId, locale });
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -122,8 +124,8 @@ export class SidebarVariantsService {
     }
   }
 
-  private async autoName(tx: Parameters<SidebarRepository['takenAutoNames']>[0], auth: AuthContext, locale: string): Promise<string> {
-    const taken = await this.repo.takenAutoNames(tx, auth.tenantId, auth.userId, locale, AUTO_VARIANT_NAME);
+  private async autoName(tx: Db, scope: TenantScope, locale: string): Promise<string> {
+    const taken = await this.repo.takenAutoNames(tx, scope, { locale, base: AUTO_VARIANT_NAME });
     return lowestFreeName(AUTO_VARIANT_NAME, taken);
   }
 

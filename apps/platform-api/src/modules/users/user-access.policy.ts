@@ -1,7 +1,8 @@
 import { DomainError } from '@app/service-kit';
 import type { AuthContext, ResolvedAcl } from '../../core/auth/auth-context.js';
 import { assertMayManage, checkGrant, withinCallerOrganizations } from '../../core/auth/grant-boundary.js';
-import type { AssignableRole, UserRecord } from './users.repository.js';
+import type { AssignableRole } from '../roles/roles.repository.js';
+import type { UserRecord } from './users.repository.js';
 
 /**
  * Who may manage which user, and hand out which roles (decisions.md "Grant boundary"), as pure

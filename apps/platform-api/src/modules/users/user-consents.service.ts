@@ -5,28 +5,14 @@ import { AccessLogService } from '../../core/audit/access-log.service.js';
 import type { CommandDefinition } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
+import { scopeIn } from '../../core/scope/tenant-reach.js';
 import { consentIntegrityHash, verifyConsentIntegrity, type ConsentIntegrityFields } from './consent-integrity.js';
-import { snapshotConsent } from './consent-snapshot.js';
+import { ConsentSnapshots } from './consent-snapshot.js';
+import { type ConsentRow, UserConsentsRepository } from './user-consents.repository.js';
 import type { ConsentRecordDto, CreateConsentDto } from './users.dto.js';
 import { UsersService } from './users.service.js';
 
-interface ConsentRow {
-  id: string;
-  user_id: string;
-  consent_type: string;
-  is_granted: boolean;
-  granted_at: Date | null;
-  withdrawn_at: Date | null;
-  ip_address: string | null;
-  source: string | null;
-  integrity_hash: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
 const CONSENT_FIELDS = ['consentType', 'isGranted', 'grantedAt', 'withdrawnAt', 'ipAddress', 'source', 'integrityValid'];
-const COLUMNS =
-  'id, user_id, consent_type, is_granted, granted_at, withdrawn_at, ip_address, source, integrity_hash, created_at, updated_at';
 
 /**
  * Consent records (decisions.md "Consents"). The log is append-only: a withdrawal is a new record with
@@ -37,6 +23,8 @@ const COLUMNS =
 export class UserConsentsService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly consents: UserConsentsRepository,
+    private readonly snapshots: ConsentSnapshots,
     private readonly users: UsersService,
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
     private readonly accessLog: AccessLogService,
@@ -53,9 +41,9 @@ export class UserConsentsService {
     label: 'Record consent',
     actionType: 'create',
     resourceKind: 'auth.user_consent',
-    snapshot: snapshotConsent,
+    snapshot: (tx, consentId) => this.snapshots.snapshot(tx, consentId),
     execute: async (tx, auth, input) => {
-      const user = await this.users.findVisible(auth, tx, input.userId);
+      const user = await this.users.findVisible(tx, auth, { id: input.userId });
       // A JS Date (millisecond precision) round-trips through timestamptz unchanged, so the hash we
       // compute here is the hash a later read recomputes.
       const now = new Date();
@@ -68,34 +56,18 @@ export class UserConsentsService {
         ipAddress: input.ip,
         source: input.source?.trim() ? input.source.trim() : null,
       };
-      const [row]: ConsentRow[] = await tx.query(
-        `INSERT INTO user_consents
-           (tenant_id, user_id, consent_type, is_granted, granted_at, withdrawn_at, ip_address, source, integrity_hash, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
-         RETURNING ${COLUMNS}`,
-        [
-          user.tenantId,
-          fields.userId,
-          fields.consentType,
-          fields.isGranted,
-          fields.grantedAt,
-          fields.withdrawnAt,
-          fields.ipAddress,
-          fields.source,
-          consentIntegrityHash(this.config.consentIntegritySecret, fields),
-          now,
-        ],
-      );
+      const row = await this.consents.insert(tx, scopeIn(auth, user.tenantId), {
+        ...fields,
+        integrityHash: consentIntegrityHash(this.config.consentIntegritySecret, fields),
+        at: now,
+      });
       return { resourceId: row.id, parent: { kind: 'auth.user', id: user.id }, result: this.toRecord(row) };
     },
   };
 
   async list(auth: AuthContext, userId: string): Promise<{ items: ConsentRecordDto[] }> {
-    const user = await this.users.findVisible(auth, this.dataSource, userId);
-    const rows: ConsentRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM user_consents WHERE tenant_id = $1 AND user_id = $2 ORDER BY created_at DESC, id DESC`,
-      [user.tenantId, user.id],
-    );
+    const user = await this.users.findVisible(this.dataSource, auth, { id: userId });
+    const rows = await this.consents.listOfUser(this.dataSource, scopeIn(auth, user.tenantId), user.id);
     this.accessLog.record(auth, {
       resourceKind: 'auth.user_consent',
       resourceId: user.id,

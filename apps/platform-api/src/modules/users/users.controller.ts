@@ -17,6 +17,7 @@ import { ClientIp, CurrentAuth, RequireFeatures } from '../../core/auth/auth.dec
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { CreatedIdDto, ErrorDto, OkDto } from '../../core/http/common.dto.js';
 import { CreateUserDto, ListUsersQuery, ResendInviteDto, UpdateUserDto, UserIdQuery, UserListDto } from './users.dto.js';
+import { InvitationsService } from './invitations.service.js';
 import { UsersService } from './users.service.js';
 
 @ApiTags('auth')
@@ -28,7 +29,10 @@ import { UsersService } from './users.service.js';
 })
 @Controller('auth/users')
 export class UsersController {
-  constructor(private readonly users: UsersService) {}
+  constructor(
+    private readonly users: UsersService,
+    private readonly invitations: InvitationsService,
+  ) {}
 
   @Get()
   @RequireFeatures('auth.users.list')
@@ -120,6 +124,6 @@ export class UsersController {
     @ClientIp() ip: string,
     @Headers('origin') origin: string | undefined,
   ) {
-    return this.users.resendInvite(auth, body.id, { ip, origin });
+    return this.invitations.resendInvite(auth, body.id, { ip, origin });
   }
 }

@@ -1,13 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import type { RequestedAcl } from '../../core/auth/grant-boundary.js';
-import { likePattern } from '@app/service-kit';
-import { isUniqueViolation } from '../../core/database/sql-helpers.js';
-
-/** Anything that runs SQL: the DataSource, or a transaction's EntityManager. */
-export interface Queryable {
-  query(sql: string, params?: unknown[]): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
+import { type Db, execute, likePattern, query, queryOne } from '@app/service-kit';
+import type { TenantReach } from '../../core/scope/tenant-reach.js';
+import type { TenantScope } from '../../core/scope/tenant-scope.js';
 
 /** A user that is not deleted, as the write paths need it. */
 export interface UserRecord {
@@ -30,10 +24,6 @@ export interface UserListRow {
 }
 
 export interface UserListFilter {
-  /** null: every tenant (a super administrator without a tenant filter). */
-  tenantId: string | null;
-  /** null: no organization restriction; else only users of these organizations. */
-  visibleOrganizations: string[] | null;
   id?: string;
   search?: string;
   roleId?: string;
@@ -42,11 +32,23 @@ export interface UserListFilter {
   offset: number;
 }
 
-/** A role usable in a tenant, with its ACL in that tenant (null: no ACL there, so it grants nothing). */
-export interface AssignableRole {
+/** The whole row, deleted or not, as the action log's snapshots and restores read it. */
+export interface StoredUserRow {
   id: string;
-  name: string;
-  acl: RequestedAcl | null;
+  tenant_id: string;
+  organization_id: string | null;
+  email: string;
+  name: string | null;
+  password_hash: string | null;
+  created_at: Date;
+  deleted_at: Date | null;
+}
+
+export interface NewUser {
+  organizationId: string | null;
+  email: string;
+  name: string | null;
+  passwordHash: string | null;
 }
 
 export interface UserPatch {
@@ -56,6 +58,29 @@ export interface UserPatch {
   organizationId?: string | null;
 }
 
+/** `FOR UPDATE` serialises edits of one user; `FOR NO KEY UPDATE` only its ACL writers. */
+export type UserLock = 'update' | 'no key update';
+
+interface UserListDbRow {
+  total: number;
+  id: string | null;
+  email: string;
+  name: string | null;
+  tenant_id: string;
+  organization_id: string | null;
+  has_password: boolean;
+  created_at: Date;
+  roles: { id: string; name: string }[] | null;
+}
+
+interface UserRecordRow {
+  id: string;
+  tenant_id: string;
+  organization_id: string | null;
+  email: string;
+  has_password: boolean;
+}
+
 const PATCH_COLUMNS: Record<keyof UserPatch, string> = {
   email: 'email',
   name: 'name',
@@ -63,27 +88,23 @@ const PATCH_COLUMNS: Record<keyof UserPatch, string> = {
   organizationId: 'organization_id',
 };
 
-/** SQL of users and their memberships. Every statement names the tenant it acts in. */
+const lockClause = (lock: UserLock | undefined) => (lock ? `FOR ${lock.toUpperCase()}` : '');
+
+/**
+ * Every write of `users` (user management, the caller's own credentials and locale, password resets,
+ * the bootstrap, undo and redo). Every statement names the tenant it acts in, but the snapshot reads
+ * by id (the action log's entry knows the user, not yet its tenant).
+ */
 @Injectable()
 export class UsersRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
   /**
    * One statement: the filtered set, its size, and one page whose roles are aggregated with
-   * json_agg (no query per user). Answers the total even past the last page.
+   * json_agg (no query per user). Answers the total even past the last page. The reach's
+   * organizations (when restricted) narrow it to their users.
    */
-  async list(filter: UserListFilter): Promise<{ total: number; items: UserListRow[] }> {
-    const rows: {
-      total: number;
-      id: string | null;
-      email: string;
-      name: string | null;
-      tenant_id: string;
-      organization_id: string | null;
-      has_password: boolean;
-      created_at: Date;
-      roles: { id: string; name: string }[] | null;
-    }[] = await this.dataSource.query(
+  async list(db: Db, reach: TenantReach, filter: UserListFilter): Promise<{ total: number; items: UserListRow[] }> {
+    const rows = await query<UserListDbRow>(
+      db,
       `WITH matched AS (
          SELECT u.id, u.tenant_id, u.organization_id, u.email, u.name, u.password_hash IS NOT NULL AS has_password, u.created_at
            FROM users u
@@ -113,8 +134,8 @@ export class UsersRepository {
          LEFT JOIN page_roles pr ON pr.id = p.id
         ORDER BY p.email, p.id`,
       [
-        filter.tenantId,
-        filter.visibleOrganizations,
+        reach.tenantId,
+        reach.organizationIds,
         filter.id ?? null,
         filter.search ? likePattern(filter.search) : null,
         filter.roleId ?? null,
@@ -125,133 +146,141 @@ export class UsersRepository {
     );
     return {
       total: rows[0]?.total ?? 0,
-      items: rows
-        .filter((r) => r.id !== null)
-        .map((r) => ({
-          id: r.id as string,
-          email: r.email,
-          name: r.name,
-          roles: r.roles ?? [],
-          tenantId: r.tenant_id,
-          organizationId: r.organization_id,
-          hasPassword: r.has_password,
-          createdAt: r.created_at,
-        })),
+      items: rows.flatMap((r) =>
+        r.id === null
+          ? []
+          : [
+              {
+                id: r.id,
+                email: r.email,
+                name: r.name,
+                roles: r.roles ?? [],
+                tenantId: r.tenant_id,
+                organizationId: r.organization_id,
+                hasPassword: r.has_password,
+                createdAt: r.created_at,
+              },
+            ],
+      ),
     };
   }
 
   /**
-   * A user that is not deleted, in `tenantId` (null: any tenant, for a super administrator).
-   * `lock` holds the row until the transaction ends, so concurrent edits of one user serialize.
+   * A user that is not deleted, in the reach's tenant (every tenant: a super administrator). `lock`
+   * holds the row until the transaction ends. Organizations are the caller's check: out of them is a
+   * 403 for user management but a 404 for ACLs.
    */
-  async findActive(db: Queryable, userId: string, tenantId: string | null, lock = false): Promise<UserRecord | null> {
-    const rows: { id: string; tenant_id: string; organization_id: string | null; email: string; has_password: boolean }[] = await db.query(
+  async findActive(db: Db, reach: TenantReach, input: { id: string; lock?: UserLock }): Promise<UserRecord | null> {
+    const row = await queryOne<UserRecordRow>(
+      db,
       `SELECT id, tenant_id, organization_id, email, password_hash IS NOT NULL AS has_password
          FROM users
         WHERE id = $1 AND ($2::uuid IS NULL OR tenant_id = $2) AND deleted_at IS NULL
-        ${lock ? 'FOR UPDATE' : ''}`,
-      [userId, tenantId],
+        ${lockClause(input.lock)}`,
+      [input.id, reach.tenantId],
     );
-    const row = rows[0];
     return row
       ? { id: row.id, tenantId: row.tenant_id, organizationId: row.organization_id, email: row.email, hasPassword: row.has_password }
       : null;
   }
 
-  async tenantExists(db: Queryable, tenantId: string): Promise<boolean> {
-    const rows = await db.query('SELECT 1 FROM tenants WHERE id = $1', [tenantId]);
-    return rows.length > 0;
+  /** The row by id, deleted or not, optionally locked as its writers lock it (snapshots before a write). */
+  findStored(db: Db, input: { id: string; lock?: UserLock }): Promise<StoredUserRow | null> {
+    return queryOne<StoredUserRow>(
+      db,
+      `SELECT id, tenant_id, organization_id, email, name, password_hash, created_at, deleted_at
+         FROM users WHERE id = $1 ${lockClause(input.lock)}`,
+      [input.id],
+    );
   }
 
-  async organizationInTenant(db: Queryable, organizationId: string, tenantId: string): Promise<boolean> {
-    const rows = await db.query('SELECT 1 FROM organizations WHERE id = $1 AND tenant_id = $2', [organizationId, tenantId]);
-    return rows.length > 0;
+  /** The id of a user with this email in any tenant (the bootstrap's "is the admin there already?"). */
+  async findIdByEmail(db: Db, email: string): Promise<string | null> {
+    const row = await queryOne<{ id: string }>(db, 'SELECT id FROM users WHERE lower(email) = $1 AND deleted_at IS NULL LIMIT 1', [email]);
+    return row?.id ?? null;
   }
 
-  async emailTaken(db: Queryable, tenantId: string, email: string, exceptUserId: string | null = null): Promise<boolean> {
-    const rows = await db.query(
+  async emailTaken(db: Db, scope: TenantScope, input: { email: string; exceptUserId?: string | null }): Promise<boolean> {
+    const row = await queryOne(
+      db,
       `SELECT 1 FROM users
-        WHERE tenant_id = $1 AND lower(email) = $2 AND deleted_at IS NULL AND ($3::uuid IS NULL OR id <> $3)`,
-      [tenantId, email, exceptUserId],
+        WHERE tenant_id = $1 AND lower(email) = lower($2) AND deleted_at IS NULL AND ($3::uuid IS NULL OR id <> $3)`,
+      [scope.tenantId, input.email, input.exceptUserId ?? null],
     );
-    return rows.length > 0;
-  }
-
-  /** Of `roleIds`, those usable in `tenantId` (its own roles and global roles), each with its ACL there. */
-  async assignableRoles(db: Queryable, tenantId: string, roleIds: string[]): Promise<AssignableRole[]> {
-    if (roleIds.length === 0) return [];
-    const rows: {
-      id: string;
-      name: string;
-      acl_id: string | null;
-      is_super_admin: boolean | null;
-      features: string[] | null;
-      organizations: string[] | null;
-    }[] = await db.query(
-      `SELECT r.id, r.name, ra.id AS acl_id, ra.is_super_admin, ra.features, ra.organizations
-         FROM roles r
-         LEFT JOIN role_acls ra ON ra.tenant_id = $1 AND ra.role_id = r.id
-        WHERE r.id = ANY($2::uuid[]) AND (r.tenant_id = $1 OR r.tenant_id IS NULL)`,
-      [tenantId, roleIds],
-    );
-    return rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      acl: r.acl_id ? { isSuperAdmin: Boolean(r.is_super_admin), features: r.features ?? [], organizations: r.organizations } : null,
-    }));
+    return row !== null;
   }
 
   /** Throws the driver's unique violation (users_tenant_email_uq) on a duplicate email. */
-  async insert(
-    db: Queryable,
-    user: { tenantId: string; organizationId: string | null; email: string; name: string | null; passwordHash: string | null },
-  ): Promise<string> {
-    const [row] = await db.query(
+  async insert(db: Db, scope: TenantScope, user: NewUser): Promise<string> {
+    const row = await queryOne<{ id: string }>(
+      db,
       `INSERT INTO users (tenant_id, organization_id, email, name, password_hash)
        VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-      [user.tenantId, user.organizationId, user.email, user.name, user.passwordHash],
+      [scope.tenantId, user.organizationId, user.email, user.name, user.passwordHash],
     );
+    if (!row) throw new Error('user insert returned no row');
     return row.id;
   }
 
-  async update(db: Queryable, user: UserRecord, patch: UserPatch): Promise<void> {
+  async update(db: Db, scope: TenantScope, input: { id: string; patch: UserPatch }): Promise<void> {
+    const { patch } = input;
     const entries = (Object.keys(PATCH_COLUMNS) as (keyof UserPatch)[]).filter((k) => patch[k] !== undefined);
     if (entries.length === 0) return;
     const sets = entries.map((k, i) => `${PATCH_COLUMNS[k]} = $${i + 3}`);
-    await db.query(`UPDATE users SET ${sets.join(', ')}, updated_at = now() WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL`, [
-      user.id,
-      user.tenantId,
+    await execute(db, `UPDATE users SET ${sets.join(', ')}, updated_at = now() WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL`, [
+      input.id,
+      scope.tenantId,
       ...entries.map((k) => patch[k]),
     ]);
   }
 
-  /** Replaces the user's memberships in its tenant with `roleIds` (one multi-row insert). */
-  async replaceRoles(db: Queryable, user: UserRecord, roleIds: string[]): Promise<void> {
-    await db.query('DELETE FROM user_roles WHERE tenant_id = $1 AND user_id = $2', [user.tenantId, user.id]);
-    await this.addRoles(db, user.tenantId, user.id, roleIds);
+  /** The soft delete's flag (the users service removes the rest: memberships, ACL, sessions, tokens). */
+  async markDeleted(db: Db, scope: TenantScope, userId: string): Promise<void> {
+    await execute(db, 'UPDATE users SET deleted_at = now(), updated_at = now() WHERE id = $1 AND tenant_id = $2', [userId, scope.tenantId]);
   }
 
-  async addRoles(db: Queryable, tenantId: string, userId: string, roleIds: string[]): Promise<void> {
-    if (roleIds.length === 0) return;
-    await db.query(
-      `INSERT INTO user_roles (tenant_id, user_id, role_id)
-       SELECT $1, $2, role_id FROM unnest($3::uuid[]) AS role_id`,
-      [tenantId, userId, roleIds],
+  /** Undo and redo: the row back (deleted_at cleared) with these fields; the password column is never written. */
+  async restore(
+    db: Db,
+    scope: TenantScope,
+    user: { id: string; organizationId: string | null; email: string; name: string | null },
+  ): Promise<void> {
+    await execute(
+      db,
+      `UPDATE users SET organization_id = $3, email = $4, name = $5, deleted_at = NULL, updated_at = now()
+        WHERE id = $1 AND tenant_id = $2`,
+      [user.id, scope.tenantId, user.organizationId, user.email, user.name],
     );
   }
 
-  /**
-   * Soft delete: marks the user deleted and removes what would keep granting access or let someone
-   * take the account over: memberships, the user ACL, sessions and unused reset/setup tokens.
-   */
-  async softDelete(db: Queryable, user: Pick<UserRecord, 'id' | 'tenantId'>): Promise<void> {
-    await db.query('UPDATE users SET deleted_at = now(), updated_at = now() WHERE id = $1 AND tenant_id = $2', [user.id, user.tenantId]);
-    await db.query('DELETE FROM user_roles WHERE tenant_id = $1 AND user_id = $2', [user.tenantId, user.id]);
-    await db.query('DELETE FROM user_acls WHERE tenant_id = $1 AND user_id = $2', [user.tenantId, user.id]);
-    await db.query('UPDATE auth_tokens SET used_at = now() WHERE tenant_id = $1 AND user_id = $2 AND used_at IS NULL', [
-      user.tenantId,
-      user.id,
+  /** Sets the email and/or the password hash (null keeps the current one); the resulting email, or null if gone. */
+  async updateCredentials(
+    db: Db,
+    scope: TenantScope,
+    input: { userId: string; email: string | null; passwordHash: string | null },
+  ): Promise<string | null> {
+    const row = await queryOne<{ email: string }>(
+      db,
+      `UPDATE users SET email = COALESCE($3, email), password_hash = COALESCE($4, password_hash), updated_at = now()
+        WHERE id = $1 AND tenant_id = $2 AND deleted_at IS NULL RETURNING email`,
+      [input.userId, scope.tenantId, input.email, input.passwordHash],
+    );
+    return row?.email ?? null;
+  }
+
+  async setPassword(db: Db, scope: TenantScope, input: { userId: string; passwordHash: string }): Promise<void> {
+    await execute(db, 'UPDATE users SET password_hash = $3, updated_at = now() WHERE id = $1 AND tenant_id = $2', [
+      input.userId,
+      scope.tenantId,
+      input.passwordHash,
     ]);
-    await db.query('DELETE FROM sessions WHERE tenant_id = $1 AND user_id = $2', [user.tenantId, user.id]);
+  }
+
+  async setLocale(db: Db, scope: TenantScope, input: { userId: string; locale: string }): Promise<void> {
+    await execute(db, 'UPDATE users SET locale = $3, updated_at = now() WHERE id = $1 AND tenant_id = $2', [
+      input.userId,
+      scope.tenantId,
+      input.locale,
+    ]);
   }
 }

@@ -1,29 +1,31 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { DomainError } from '@app/service-kit';
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { type Db, DomainError } from '@app/service-kit';
 import { AccessLogService } from '../../core/audit/access-log.service.js';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import { AclResolverService } from '../../core/auth/acl-resolver.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
-import type { CommandDefinition } from '../../core/audit/command.js';
+import type { CommandDefinition, Snapshot } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
+import { isUniqueViolation } from '../../core/database/sql-helpers.js';
+import { reachOf, scopeIn } from '../../core/scope/tenant-reach.js';
+import type { TenantScope } from '../../core/scope/tenant-scope.js';
 import { AuthService } from '../auth/auth.service.js';
 import { hashPassword } from '../auth/credentials.js';
-import { PasswordResetService } from '../auth/password-reset.service.js';
+import { OrganizationsRepository } from '../directory/organizations.repository.js';
+import { TenantsRepository } from '../directory/tenants.repository.js';
+import { RolesRepository } from '../roles/roles.repository.js';
+import { InvitationsService } from './invitations.service.js';
 import {
   assertMayAssignRoles,
   assertMayManageUser,
   assertOrganizationAssignable,
   assertUserInCallerOrganizations,
 } from './user-access.policy.js';
+import { UserDeletionService } from './user-deletion.service.js';
+import { UserSnapshots } from './user-snapshot.js';
 import { USERS_PAGE_SIZE_DEFAULT, type CreateUserDto, type ListUsersQuery, type UpdateUserDto, type UserListDto } from './users.dto.js';
-import { isUniqueViolation } from '../../core/database/sql-helpers.js';
-import { UsersRepository, type Queryable, type UserPatch, type UserRecord } from './users.repository.js';
-import { restoreUser, snapshotUser } from './user-snapshot.js';
-
-/** decisions.md "Rate limits": resend invite 3 per 300 s, counted per client IP. */
-export const RESEND_INVITE_PER_IP: RateRule = { name: 'resend-invite', points: 3, durationSeconds: 300 };
+import { UsersRepository, type UserPatch, type UserRecord } from './users.repository.js';
 
 const EMAIL_UNIQUE_INDEX = 'users_tenant_email_uq';
 const USER_LIST_FIELDS = ['id', 'email', 'name', 'roles', 'tenantId', 'organizationId', 'hasPassword', 'createdAt'];
@@ -53,22 +55,24 @@ interface EditUserInput {
 }
 
 /**
- * Users of a tenant: list, create (with an invitation when no password is given), edit, soft delete,
- * and re-send invitations. Super administrators act in every tenant; everyone else in its own tenant
- * and organizations, within the grant boundary.
+ * Users of a tenant: list, create (with an invitation when no password is given), edit and soft
+ * delete. Super administrators act in every tenant; everyone else in its own tenant and organizations,
+ * within the grant boundary.
  */
 @Injectable()
 export class UsersService {
-  private readonly logger = new Logger(UsersService.name);
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly users: UsersRepository,
+    private readonly roles: RolesRepository,
+    private readonly tenants: TenantsRepository,
+    private readonly organizations: OrganizationsRepository,
+    private readonly snapshots: UserSnapshots,
+    private readonly deletion: UserDeletionService,
     private readonly resolver: AclResolverService,
     private readonly cache: AccessCacheService,
-    private readonly sessions: AuthService,
-    private readonly invitations: PasswordResetService,
-    private readonly rateLimiter: RateLimiterService,
+    private readonly auth: AuthService,
+    private readonly invitations: InvitationsService,
     private readonly accessLog: AccessLogService,
     private readonly bus: CommandBus,
   ) {
@@ -83,9 +87,8 @@ export class UsersService {
    */
   private readonly userCommandBase = {
     resourceKind: 'auth.user',
-    snapshot: snapshotUser,
-    restore: (tx: Parameters<typeof restoreUser>[0], userId: string, snapshot: Parameters<typeof restoreUser>[2]) =>
-      restoreUser(tx, userId, snapshot, (db, user) => this.users.softDelete(db, user)),
+    snapshot: (tx: EntityManager, userId: string) => this.snapshots.snapshot(tx, userId),
+    restore: (tx: EntityManager, userId: string, snapshot: Snapshot | null) => this.snapshots.restore(tx, userId, snapshot),
     afterCommit: async (_auth: AuthContext, userId?: string) => {
       await this.cache.invalidateAcls();
       // An undo of a create or a redo of a delete ends the user's sessions: drop them from every instance's cache.
@@ -106,14 +109,15 @@ export class UsersService {
     event: 'auth.user.created',
     execute: async (tx, auth, input) => {
       const { tenantId, organizationId, email, roleIds } = input;
-      if (input.otherTenant && !(await this.users.tenantExists(tx, tenantId))) throw DomainError.badRequest('tenant not found');
-      await this.checkOrganization(auth, tx, tenantId, organizationId);
-      await this.checkRoles(auth, tx, tenantId, roleIds);
-      if (await this.users.emailTaken(tx, tenantId, email)) throw DomainError.conflict('email already exists');
+      if (input.otherTenant && !(await this.tenants.exists(tx, tenantId))) throw DomainError.badRequest('tenant not found');
+      const scope = scopeIn(auth, tenantId);
+      await this.checkOrganization(tx, auth, scope, organizationId);
+      await this.checkRoles(tx, auth, scope, roleIds);
+      if (await this.users.emailTaken(tx, scope, { email })) throw DomainError.conflict('email already exists');
       const userId = await this.users
-        .insert(tx, { tenantId, organizationId, email, name: input.name, passwordHash: input.passwordHash })
+        .insert(tx, scope, { organizationId, email, name: input.name, passwordHash: input.passwordHash })
         .catch(duplicateEmailAsConflict);
-      await this.users.addRoles(tx, tenantId, userId, roleIds);
+      await this.roles.addMemberships(tx, scope, { userId, roleIds });
       return { resourceId: userId, result: { id: userId } };
     },
   };
@@ -164,8 +168,8 @@ export class UsersService {
     event: 'auth.user.deleted',
     targetId: (input) => input.id,
     execute: async (tx, auth, input) => {
-      const target = await this.findManageable(auth, tx, input.id);
-      await this.users.softDelete(tx, target);
+      const target = await this.findManageable(tx, auth, input.id);
+      await this.deletion.softDelete(tx, scopeIn(auth, target.tenantId), target.id);
       return { resourceId: target.id, result: { ok: true } };
     },
   };
@@ -179,9 +183,10 @@ export class UsersService {
     const empty = { items: [], total: 0, totalPages: 1, page, pageSize };
     // Only super administrators look into other tenants; for anyone else such a filter matches nothing.
     if (!auth.isSuperAdmin && query.tenantId && query.tenantId !== auth.tenantId) return empty;
-    const { total, items } = await this.users.list({
-      tenantId: auth.isSuperAdmin ? (query.tenantId ?? null) : auth.tenantId,
-      visibleOrganizations: auth.isSuperAdmin ? null : auth.acl.organizations,
+    // A super administrator's tenant filter narrows its reach (every tenant) to that tenant; anyone
+    // else's reach is its tenant, and its organizations when it is restricted to some.
+    const reach = auth.isSuperAdmin && query.tenantId ? scopeIn(auth, query.tenantId) : reachOf(auth);
+    const { total, items } = await this.users.list(this.dataSource, reach, {
       id: query.id,
       search: query.search || undefined,
       roleId: query.roleId,
@@ -221,7 +226,7 @@ export class UsersService {
       roleIds: [...new Set(input.roleIds ?? [])],
       passwordHash,
     });
-    if (!passwordHash) await this.inviteCreatedUser(tenantId, created.id);
+    if (!passwordHash) await this.invitations.inviteCreatedUser(scopeIn(auth, tenantId), created.id);
     return created;
   }
 
@@ -240,7 +245,7 @@ export class UsersService {
       ...edit,
       passwordHash: await hashPassword(input.password),
     });
-    await this.sessions.revokeAllSessions(tenantId, input.id);
+    await this.auth.revokeAllSessions(scopeIn(auth, tenantId), { userId: input.id });
     return { ok: true };
   }
 
@@ -251,73 +256,55 @@ export class UsersService {
     return result;
   }
 
-  /** A new 48-hour setup token (earlier ones invalidated) and email, for a user who has no password yet. */
-  async resendInvite(auth: AuthContext, userId: string, client: { ip: string; origin?: string }): Promise<{ ok: true }> {
-    this.invitations.assertAllowedOrigin(client.origin);
-    await this.rateLimiter.consume([{ rule: RESEND_INVITE_PER_IP, ip: client.ip }]);
-    const user = await this.findVisible(auth, this.dataSource, userId);
-    if (user.hasPassword) throw DomainError.conflict('user already has a password');
-    await this.invitations.sendInvitation(user.tenantId, user.id);
-    return { ok: true };
-  }
-
   /**
    * A user that is not deleted and that the caller can see: in its tenant (any tenant for a super
-   * administrator; 404 otherwise) and within its organizations (403 otherwise).
+   * administrator; 404 otherwise) and within its organizations (403 otherwise). `lock` holds the row
+   * for the transaction. Also the consents' check (their commands run in the same transaction).
    */
-  async findVisible(auth: AuthContext, db: Queryable, userId: string, lock = false): Promise<UserRecord> {
-    const user = await this.users.findActive(db, userId, auth.isSuperAdmin ? null : auth.tenantId, lock);
+  async findVisible(db: Db, auth: AuthContext, input: { id: string; lock?: boolean }): Promise<UserRecord> {
+    const user = await this.users.findActive(db, reachOf(auth), { id: input.id, lock: input.lock ? 'update' : undefined });
     if (!user) throw DomainError.notFound('user not found');
     assertUserInCallerOrganizations(auth, user);
     return user;
   }
 
   /** Applies an edit inside the command's transaction: checks (404, 403, 400, 409) first, then the writes. */
-  private async applyEdit(tx: Queryable, auth: AuthContext, input: EditUserInput): Promise<UserRecord> {
-    const target = await this.findManageable(auth, tx, input.id);
+  private async applyEdit(tx: EntityManager, auth: AuthContext, input: EditUserInput): Promise<UserRecord> {
+    const target = await this.findManageable(tx, auth, input.id);
+    const scope = scopeIn(auth, target.tenantId);
     const patch: UserPatch = { passwordHash: input.passwordHash };
     if (input.email !== undefined) {
       patch.email = normalizeEmail(input.email);
-      if (await this.users.emailTaken(tx, target.tenantId, patch.email, target.id)) throw DomainError.conflict('email already exists');
+      if (await this.users.emailTaken(tx, scope, { email: patch.email, exceptUserId: target.id })) {
+        throw DomainError.conflict('email already exists');
+      }
     }
     if (input.name !== undefined) patch.name = normalizeName(input.name);
     if (input.organizationId !== undefined) {
       patch.organizationId = input.organizationId;
-      await this.checkOrganization(auth, tx, target.tenantId, input.organizationId);
+      await this.checkOrganization(tx, auth, scope, input.organizationId);
     }
-    if (input.roleIds) await this.checkRoles(auth, tx, target.tenantId, input.roleIds);
-    await this.users.update(tx, target, patch).catch(duplicateEmailAsConflict);
-    if (input.roleIds) await this.users.replaceRoles(tx, target, input.roleIds);
+    if (input.roleIds) await this.checkRoles(tx, auth, scope, input.roleIds);
+    await this.users.update(tx, scope, { id: target.id, patch }).catch(duplicateEmailAsConflict);
+    if (input.roleIds) await this.roles.replaceMemberships(tx, scope, { userId: target.id, roleIds: input.roleIds });
     return target;
   }
 
   /** A visible user whose access does not exceed the caller's (403 otherwise), locked for the transaction. */
-  private async findManageable(auth: AuthContext, tx: Queryable, userId: string): Promise<UserRecord> {
-    const user = await this.findVisible(auth, tx, userId, true);
+  private async findManageable(tx: EntityManager, auth: AuthContext, userId: string): Promise<UserRecord> {
+    const user = await this.findVisible(tx, auth, { id: userId, lock: true });
     if (!auth.isSuperAdmin) assertMayManageUser(auth, await this.resolver.resolve(user.id, user.tenantId));
     return user;
   }
 
-  private async checkOrganization(auth: AuthContext, db: Queryable, tenantId: string, organizationId: string | null): Promise<void> {
-    const inTenant = organizationId !== null && (await this.users.organizationInTenant(db, organizationId, tenantId));
+  private async checkOrganization(db: Db, auth: AuthContext, scope: TenantScope, organizationId: string | null): Promise<void> {
+    const inTenant = organizationId !== null && (await this.organizations.existsInReach(db, scope, organizationId));
     assertOrganizationAssignable(auth, organizationId, inTenant);
   }
 
-  private async checkRoles(auth: AuthContext, db: Queryable, tenantId: string, roleIds: string[]): Promise<void> {
+  private async checkRoles(db: Db, auth: AuthContext, scope: TenantScope, roleIds: string[]): Promise<void> {
     if (roleIds.length === 0) return;
-    assertMayAssignRoles(auth, roleIds, await this.users.assignableRoles(db, tenantId, roleIds));
-  }
-
-  /**
-   * After the user is committed: a failure here (Redis down) must not undo or hide the account, which
-   * exists either way; POST /auth/users/resend-invite is the way to try again.
-   */
-  private async inviteCreatedUser(tenantId: string, userId: string): Promise<void> {
-    try {
-      await this.invitations.sendInvitation(tenantId, userId);
-    } catch (err) {
-      this.logger.error({ err, tenantId, userId }, 'user created but the invitation could not be queued; resend it');
-    }
+    assertMayAssignRoles(auth, roleIds, await this.roles.assignable(db, scope, roleIds));
   }
 }
 

@@ -13,7 +13,7 @@ import {
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { CreatedIdDto, ErrorDto, OkDto } from '../../core/http/common.dto.js';
-import { CreateRoleDto, ListRolesQuery, RoleIdQuery, RoleListDto, UpdateRoleDto } from './access-control.dto.js';
+import { CreateRoleDto, ListRolesQuery, RoleIdQuery, RoleListDto, UpdateRoleDto } from './roles.dto.js';
 import { RolesService } from './roles.service.js';
 
 @ApiTags('auth')

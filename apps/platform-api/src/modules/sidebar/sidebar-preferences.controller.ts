@@ -1,21 +1,17 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Put, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { CreateSidebarVariantDto, RolePreferenceQueryDto, SIDEBAR_MANAGE_FEATURE, UpdateSidebarPreferencesDto } from './sidebar.dto.js';
+import { RolePreferenceQueryDto, SIDEBAR_MANAGE_FEATURE, UpdateSidebarPreferencesDto } from './sidebar.dto.js';
 import { SidebarPreferencesService } from './sidebar-preferences.service.js';
-import { SidebarVariantsService } from './sidebar-variants.service.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
-@Controller('auth/sidebar')
-export class SidebarController {
-  constructor(
-    private readonly preferences: SidebarPreferencesService,
-    private readonly variants: SidebarVariantsService,
-  ) {}
+@Controller('auth/sidebar/preferences')
+export class SidebarPreferencesController {
+  constructor(private readonly preferences: SidebarPreferencesService) {}
 
-  @Get('preferences')
+  @Get()
   @ApiQuery({ name: 'roleId', required: false })
   @ApiOperation({
     summary: 'Sidebar preferences of the caller (tenant + locale), or of a role with ?roleId=.',
@@ -28,7 +24,7 @@ export class SidebarController {
     return this.preferences.get(auth, roleId);
   }
 
-  @Put('preferences')
+  @Put()
   @RequireFeatures(SIDEBAR_MANAGE_FEATURE)
   @ApiOperation({
     summary: 'Saves sidebar preferences (user scope by default, or a role).',
@@ -43,7 +39,7 @@ export class SidebarController {
     return this.preferences.update(auth, body);
   }
 
-  @Delete('preferences')
+  @Delete()
   @RequireFeatures(SIDEBAR_MANAGE_FEATURE)
   @ApiOperation({
     summary: 'Removes a role’s preferences for the caller’s tenant and locale. Idempotent.',
@@ -51,26 +47,5 @@ export class SidebarController {
   })
   remove(@CurrentAuth() auth: AuthContext, @Query() query: RolePreferenceQueryDto) {
     return this.preferences.removeRolePreference(auth, query.roleId);
-  }
-
-  @Get('variants')
-  @ApiOperation({ summary: 'The caller’s named sidebar variants for its tenant and locale, oldest first.' })
-  listVariants(@CurrentAuth() auth: AuthContext) {
-    return this.variants.list(auth);
-  }
-
-  @Post('variants')
-  @HttpCode(200)
-  @RequireFeatures(SIDEBAR_MANAGE_FEATURE)
-  @ApiOperation({
-    summary: 'Creates a sidebar variant.',
-    description:
-      'A blank or omitted name gets the lowest free of "My preferences", "My preferences 2", ...; an explicit name ' +
-      'already used by the caller (tenant + locale) is 409 with code duplicate_name. isActive: true deactivates the ' +
-      'caller’s other variants in the same transaction. Command `auth.sidebar.variants.create`, with `X-Undo-Token`: ' +
-      'undo deletes the variant and re-activates the one it deactivated.',
-  })
-  createVariant(@CurrentAuth() auth: AuthContext, @Body() body: CreateSidebarVariantDto) {
-    return this.variants.create(auth, body);
   }
 }

@@ -1,18 +1,19 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { assertMayManage, checkGrant } from '../../core/auth/grant-boundary.js';
-import type { CommandDefinition, RestorePlan, Snapshot } from '../../core/audit/command.js';
+import type { CommandDefinition, RestorePlan, Snapshot, SnapshotScope } from '../../core/audit/command.js';
 import { CommandBus } from '../../core/audit/command-bus.service.js';
 import { AccessLogService } from '../../core/audit/access-log.service.js';
-import { restoreRole, ROLE_SNAPSHOT_SQL, snapshotRole } from './role-snapshot.js';
-import { ROLES_PAGE_SIZE_DEFAULT, type RoleListDto } from './access-control.dto.js';
-import { AclsRepository } from './acls.repository.js';
-import { changedRoleAcls } from './acl-snapshot.js';
 import { isUniqueViolation } from '../../core/database/sql-helpers.js';
-import { type Queryable, RolesRepository, type RoleRow } from './roles.repository.js';
+import { reachOf, scopeIn } from '../../core/scope/tenant-reach.js';
+import { TenantsRepository } from '../directory/tenants.repository.js';
+import { RoleAclRepository } from './role-acl.repository.js';
+import { changedRoleAcls, RoleSnapshots } from './role-snapshot.js';
+import { ROLES_PAGE_SIZE_DEFAULT, type RoleListDto } from './roles.dto.js';
+import { type RoleLock, ROLE_SNAPSHOT_SQL, RolesRepository, type RoleRow } from './roles.repository.js';
 
 const ROLE_NAME_UNIQUE_INDEX = 'roles_tenant_name_uq';
 const ROLE_FIELDS = ['id', 'name', 'usersCount', 'tenantId', 'tenantName'];
@@ -35,7 +36,9 @@ export class RolesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly roles: RolesRepository,
-    private readonly acls: AclsRepository,
+    private readonly roleAcls: RoleAclRepository,
+    private readonly tenants: TenantsRepository,
+    private readonly snapshots: RoleSnapshots,
     private readonly cache: AccessCacheService,
     private readonly bus: CommandBus,
     private readonly accessLog: AccessLogService,
@@ -54,10 +57,12 @@ export class RolesService {
     resourceKind: 'auth.role',
     features: ['auth.roles.manage'],
     snapshotScope: (auth: AuthContext) => ({ tenantId: auth.isSuperAdmin ? null : auth.tenantId }),
-    snapshot: snapshotRole,
+    snapshot: (tx: EntityManager, roleId: string, options?: { forUpdate?: boolean; tenantId?: string | null }) =>
+      this.snapshots.snapshotRole(tx, roleId, options),
     snapshotSql: ROLE_SNAPSHOT_SQL,
-    restore: restoreRole,
-    authorizeRestore: async (_tx: unknown, auth: AuthContext, plan: RestorePlan) => authorizeRoleRestore(auth, plan),
+    restore: (tx: EntityManager, roleId: string, snapshot: Snapshot | null, scope?: SnapshotScope) =>
+      this.snapshots.restoreRole(tx, roleId, snapshot, scope),
+    authorizeRestore: (_tx: unknown, auth: AuthContext, plan: RestorePlan) => Promise.resolve(authorizeRoleRestore(auth, plan)),
     afterCommit: () => this.cache.invalidateAcls(),
   };
 
@@ -68,10 +73,10 @@ export class RolesService {
     actionType: 'create',
     event: 'auth.role.created',
     execute: async (tx, auth, input) => {
-      if (input.tenantId && input.tenantId !== auth.tenantId && !(await this.roles.tenantExists(tx, input.tenantId))) {
+      if (input.tenantId && input.tenantId !== auth.tenantId && !(await this.tenants.exists(tx, input.tenantId))) {
         throw DomainError.badRequest('tenant not found');
       }
-      const id = await withUniqueName(() => this.roles.insert(tx, input.tenantId, input.name));
+      const id = await withUniqueName(() => this.roles.insert(tx, { tenantId: input.tenantId, name: input.name }));
       return { resourceId: id, result: { id } };
     },
   };
@@ -87,7 +92,7 @@ export class RolesService {
       // The bus's locked snapshot is the role as it stands: no second read of the row.
       const role = await this.checkManageable(tx, auth, before && roleInScope(auth, before));
       if (input.name !== undefined && input.name !== role.name) {
-        await withUniqueName(() => this.roles.rename(tx, role, input.name as string));
+        await withUniqueName(() => this.roles.rename(tx, { role, name: input.name as string }));
       }
       return { resourceId: role.id, result: { ok: true } };
     },
@@ -115,11 +120,10 @@ export class RolesService {
     const result = { items: [] as RoleListDto['items'], total: 0, page, pageSize, totalPages: 1 };
     // A tenant filter naming someone else's tenant finds nothing (and says nothing about that tenant).
     if (!auth.isSuperAdmin && query.tenantId && query.tenantId !== auth.tenantId) return result;
-    const tenantId = auth.isSuperAdmin ? (query.tenantId ?? null) : auth.tenantId;
+    // A super administrator's tenant filter narrows its reach (every tenant) to that tenant.
+    const reach = auth.isSuperAdmin && query.tenantId ? scopeIn(auth, query.tenantId) : reachOf(auth);
     const search = query.search?.trim();
-    const { total, items } = await this.roles.list({
-      ownerTenantId: tenantId,
-      countTenantId: tenantId,
+    const { total, items } = await this.roles.list(this.dataSource, reach, {
       id: query.id,
       search: search || undefined,
       limit: pageSize,
@@ -130,7 +134,7 @@ export class RolesService {
       resourceId: query.id,
       accessType: 'read:list',
       fields: ROLE_FIELDS,
-      context: { page, pageSize, returned: items.length, search: search || undefined, tenantId: tenantId ?? 'all' },
+      context: { page, pageSize, returned: items.length, search: search || undefined, tenantId: reach.tenantId ?? 'all' },
     });
     return { ...result, items, total, totalPages: Math.max(1, Math.ceil(total / pageSize)) };
   }
@@ -157,15 +161,15 @@ export class RolesService {
   }
 
   /** The role, locked, if the caller may rename or delete it: 404 out of scope, 403 global or super-administrator role. */
-  private async findManageable(tx: Queryable, auth: AuthContext, id: string, lock: 'update' | 'no key update'): Promise<RoleRow> {
-    return this.checkManageable(tx, auth, await this.roles.findInScope(tx, id, auth.isSuperAdmin ? null : auth.tenantId, lock));
+  private async findManageable(tx: EntityManager, auth: AuthContext, id: string, lock: RoleLock): Promise<RoleRow> {
+    return this.checkManageable(tx, auth, await this.roles.findInScope(tx, reachOf(auth), { id, lock }));
   }
 
-  private async checkManageable(tx: Queryable, auth: AuthContext, role: RoleRow | null): Promise<RoleRow> {
+  private async checkManageable(tx: EntityManager, auth: AuthContext, role: RoleRow | null): Promise<RoleRow> {
     if (!role) throw DomainError.notFound('role not found');
     if (auth.isSuperAdmin) return role;
     if (role.tenantId === null) throw DomainError.forbidden('only a super administrator may change a global role');
-    assertMayManage(auth, await this.acls.roleAcl(tx, role.tenantId, role.id));
+    assertMayManage(auth, await this.roleAcls.find(tx, scopeIn(auth, role.tenantId), role.id));
     return role;
   }
 }

@@ -1,0 +1,81 @@
+import { describe, expect, it } from '@jest/globals';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { platformDataSourceOptions } from '../src/core/database/data-source-options.js';
+
+/**
+ * The data-access rules of CONTRIBUTING.md, checked on the sources (issue #12): core/ never imports
+ * modules/, each accounts and access-control table has exactly one writer (a repository), and the
+ * connection registers no TypeORM entities (every statement is SQL in a repository).
+ */
+const SRC = fileURLToPath(new URL('../src', import.meta.url));
+
+function sourcesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourcesUnder(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const sources = sourcesUnder(SRC).map((path) => ({ path: relative(SRC, path), text: readFileSync(path, 'utf8') }));
+
+/** The tables of the accounts, roles, directory and consent features, with the repository that writes each. */
+const WRITERS: Record<string, string> = {
+  tenants: 'modules/directory/tenants.repository.ts',
+  organizations: 'modules/directory/organizations.repository.ts',
+  users: 'modules/users/users.repository.ts',
+  roles: 'modules/roles/roles.repository.ts',
+  user_roles: 'modules/roles/roles.repository.ts',
+  role_acls: 'modules/roles/role-acl.repository.ts',
+  user_acls: 'modules/users/user-acl.repository.ts',
+  sessions: 'modules/auth/sessions.repository.ts',
+  auth_tokens: 'modules/auth/auth-tokens.repository.ts',
+  user_consents: 'modules/users/user-consents.repository.ts',
+};
+
+/** Folders whose statements all live in repositories and go through service-kit's typed helpers. */
+const TYPED_AREAS = [
+  'core/auth/',
+  'core/database/',
+  'core/rate-limit/',
+  'modules/auth/',
+  'modules/users/',
+  'modules/roles/',
+  'modules/features/',
+  'modules/directory/',
+  'modules/bootstrap/',
+  'modules/navigation/',
+  'modules/maintenance/',
+];
+
+describe('data access shape (CONTRIBUTING.md "Data access")', () => {
+  it('core/ imports nothing from modules/', () => {
+    const upward = sources
+      .filter((s) => s.path.startsWith('core/'))
+      .filter((s) => /from '(\.\.\/)+modules\//.test(s.text))
+      .map((s) => s.path);
+    expect(upward).toEqual([]);
+  });
+
+  it('the connection registers no entities, and no entity classes are left', () => {
+    expect(platformDataSourceOptions('postgres://unused/db').entities).toEqual([]);
+    expect(sources.filter((s) => s.path.endsWith('.entity.ts')).map((s) => s.path)).toEqual([]);
+  });
+
+  it.each(Object.entries(WRITERS))('%s is written by one repository only', (table, writer) => {
+    const writes = new RegExp(`\\b(INSERT INTO|UPDATE|DELETE FROM) ${table}\\b`);
+    expect(sources.filter((s) => writes.test(s.text)).map((s) => s.path)).toEqual([writer]);
+  });
+
+  it('in the accounts, roles and directory areas, SQL lives in repositories, run through the typed helpers', () => {
+    const inArea = sources.filter((s) => TYPED_AREAS.some((area) => s.path.startsWith(area)));
+    const untyped = inArea.filter((s) => /\b(dataSource|manager|tx|db)\.query\(|preparedQuery\(/.test(s.text)).map((s) => s.path);
+    const statementsOutsideRepositories = inArea
+      .filter((s) => !s.path.endsWith('.repository.ts'))
+      .filter((s) => /`\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM)\s|'(SELECT|INSERT INTO|UPDATE|DELETE FROM)\s/.test(s.text))
+      .map((s) => s.path);
+    expect({ untyped, statementsOutsideRepositories }).toEqual({ untyped: [], statementsOutsideRepositories: [] });
+  });
+});
