@@ -127,13 +127,11 @@ async function queueEmails(projectId, count, label) {
   try {
     for (let i = 0; i < ids.length; i += 1000) {
       await queue.addBulk(
-        ids
-          .slice(i, i + 1000)
-          .map((id) => ({
-            name: 'email.deliver',
-            data: { emailId: id, projectId },
-            opts: emailJobOptions({ id, projectId, priority: 10 }),
-          })),
+        ids.slice(i, i + 1000).map((id) => ({
+          name: 'email.deliver',
+          data: { emailId: id, projectId },
+          opts: emailJobOptions({ id, projectId, priority: 10 }),
+        })),
       );
     }
   } finally {
