@@ -11,4 +11,7 @@ const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   console.log(`listening ${server.address().port}`);
 });
 server.keepAliveTimeout = 65_000;
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('SIGTERM', () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+});

@@ -1,4 +1,4 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor, UseInterceptors } from '@nestjs/common';
 import type { Response } from 'express';
 import { map, type Observable } from 'rxjs';
 
@@ -14,7 +14,7 @@ export function undoTokenOf(result: unknown): string | null {
   return result && typeof result === 'object' ? ((result as Record<symbol, string>)[UNDO_TOKEN] ?? null) : null;
 }
 
-/** Global: every write response of an undoable command carries its `X-Undo-Token` header. */
+/** Every write response of an undoable command carries its `X-Undo-Token` header (see `ReturnsUndoTokens`). */
 @Injectable()
 export class UndoTokenInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -30,3 +30,10 @@ export class UndoTokenInterceptor implements NestInterceptor {
     );
   }
 }
+
+/**
+ * On every controller whose routes run commands: their responses carry `X-Undo-Token`. Per
+ * controller rather than global, because an interceptor on every route (probes, reads, logins) costs
+ * a measurable share of each small request; `test/data-access-shape.spec.ts` checks none is missed.
+ */
+export const ReturnsUndoTokens = (): ClassDecorator & MethodDecorator => UseInterceptors(UndoTokenInterceptor);

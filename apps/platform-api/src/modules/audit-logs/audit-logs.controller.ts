@@ -25,6 +25,7 @@ import {
   UndoResultDto,
 } from './audit-logs.dto.js';
 import { AuditLogsService } from './audit-logs.service.js';
+import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
 const VISIBILITY =
   'Always the caller’s own tenant (super administrators included). Callers holding `audit_logs.view_tenant` see every ' +
@@ -41,6 +42,7 @@ const PAGING = '`page`/`pageSize` page the result; when neither is given, the le
   description:
     'Missing feature, another actor named without audit_logs.view_tenant, an organization outside the caller’s access, or (undo, redo) the command’s features or grant boundary no longer met.',
 })
+@ReturnsUndoTokens()
 @Controller('audit_logs/audit-logs')
 export class AuditLogsController {
   constructor(private readonly audit: AuditLogsService) {}

@@ -14,11 +14,13 @@ import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ErrorDto } from '../../core/http/common.dto.js';
 import { NotificationSettingsService } from './notification-settings.service.js';
 import { NotificationSettingsResponseDto, NotificationSettingsSavedDto, SaveNotificationSettingsDto } from './notifications.dto.js';
+import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
 /** The tenant's delivery settings (/notifications/settings). */
 @ApiTags('notifications')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
+@ReturnsUndoTokens()
 @Controller('notifications/settings')
 export class NotificationSettingsController {
   constructor(private readonly settings: NotificationSettingsService) {}

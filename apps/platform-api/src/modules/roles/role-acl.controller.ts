@@ -14,10 +14,12 @@ import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ErrorDto } from '../../core/http/common.dto.js';
 import { AclWriteResultDto, GRANT_BOUNDARY, RoleAclDto, RoleAclQuery, UpdateRoleAclDto } from './role-acl.dto.js';
 import { RoleAclService } from './role-acl.service.js';
+import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
+@ReturnsUndoTokens()
 @Controller('auth/roles/acl')
 export class RoleAclController {
   constructor(private readonly roleAcl: RoleAclService) {}

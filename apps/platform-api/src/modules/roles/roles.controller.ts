@@ -15,10 +15,12 @@ import type { AuthContext } from '../../core/auth/auth-context.js';
 import { CreatedIdDto, ErrorDto, OkDto } from '../../core/http/common.dto.js';
 import { CreateRoleDto, ListRolesQuery, RoleIdQuery, RoleListDto, UpdateRoleDto } from './roles.dto.js';
 import { RolesService } from './roles.service.js';
+import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
+@ReturnsUndoTokens()
 @Controller('auth/roles')
 export class RolesController {
   constructor(private readonly roles: RolesService) {}

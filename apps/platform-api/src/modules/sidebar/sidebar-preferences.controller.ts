@@ -4,9 +4,11 @@ import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { RolePreferenceQueryDto, SIDEBAR_MANAGE_FEATURE, UpdateSidebarPreferencesDto } from './sidebar.dto.js';
 import { SidebarPreferencesService } from './sidebar-preferences.service.js';
+import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
+@ReturnsUndoTokens()
 @Controller('auth/sidebar/preferences')
 export class SidebarPreferencesController {
   constructor(private readonly preferences: SidebarPreferencesService) {}

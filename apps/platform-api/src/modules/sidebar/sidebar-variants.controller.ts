@@ -4,9 +4,11 @@ import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { CreateSidebarVariantDto, SIDEBAR_MANAGE_FEATURE } from './sidebar.dto.js';
 import { SidebarVariantsService } from './sidebar-variants.service.js';
+import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
+@ReturnsUndoTokens()
 @Controller('auth/sidebar/variants')
 export class SidebarVariantsController {
   constructor(private readonly variants: SidebarVariantsService) {}

@@ -15,10 +15,12 @@ import { ErrorDto } from '../../core/http/common.dto.js';
 import { AclWriteResultDto, GRANT_BOUNDARY } from '../roles/role-acl.dto.js';
 import { UpdateUserAclDto, UserAclDto, UserAclQuery } from './user-acl.dto.js';
 import { UserAclService } from './user-acl.service.js';
+import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
+@ReturnsUndoTokens()
 @Controller('auth/users/acl')
 export class UserAclController {
   constructor(private readonly userAcl: UserAclService) {}

@@ -15,6 +15,7 @@ import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ErrorDto } from '../../core/http/common.dto.js';
 import { ConsentListDto, ConsentRecordDto, ConsentsQuery, CreateConsentDto } from './users.dto.js';
 import { UserConsentsService } from './user-consents.service.js';
+import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
@@ -22,6 +23,7 @@ import { UserConsentsService } from './user-consents.service.js';
 @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing auth.users.edit, or the user is outside the caller’s organizations.' })
 @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid user id or payload.' })
 @ApiNotFoundResponse({ type: ErrorDto, description: '`{error: "user not found"}` (not in the caller’s tenant).' })
+@ReturnsUndoTokens()
 @Controller('auth/users/consents')
 export class UserConsentsController {
   constructor(private readonly consents: UserConsentsService) {}

@@ -19,6 +19,7 @@ import { CreatedIdDto, ErrorDto, OkDto } from '../../core/http/common.dto.js';
 import { CreateUserDto, ListUsersQuery, ResendInviteDto, UpdateUserDto, UserIdQuery, UserListDto } from './users.dto.js';
 import { InvitationsService } from './invitations.service.js';
 import { UsersService } from './users.service.js';
+import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
@@ -27,6 +28,7 @@ import { UsersService } from './users.service.js';
   type: ErrorDto,
   description: 'Missing feature, or outside the caller’s tenant scope, organizations or grant boundary.',
 })
+@ReturnsUndoTokens()
 @Controller('auth/users')
 export class UsersController {
   constructor(
