@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { fuzzOperations, fuzzSettings, type FuzzResponse, type OpenApiDocument } from '@app/service-kit/testing';
+import { bearer, createProject } from './support/mail-api-helpers.js';
+import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
+
+/**
+ * Issue #19, 2: every operation of /openapi.json called with generated bad input. No answer may be a
+ * 5xx, and every 4xx must be the documented envelope. Bounded here (fixed seed, few runs per
+ * operation); `npm run fuzz` runs the same with FUZZ_RUNS raised.
+ */
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** decisions.md "Mail": {success: false, error: {code, message, statusCode, requestId, ...}, message, timestamp}. */
+export function mailErrorShapeProblem(res: FuzzResponse): string | null {
+  const body = res.body as Record<string, unknown> | null;
+  if (!res.contentType.includes('application/json')) return `content type ${res.contentType}`;
+  if (!body || typeof body !== 'object') return 'not an object';
+  const error = body.error as Record<string, unknown> | undefined;
+  if (body.success !== false) return 'success is not false';
+  if (!error || typeof error !== 'object') return 'no error object';
+  if (typeof error.code !== 'string' || !/^[A-Z_]+$/.test(error.code)) return 'error.code';
+  if (typeof error.message !== 'string') return 'error.message';
+  if (error.statusCode !== res.status) return 'error.statusCode differs from the status';
+  if (typeof error.requestId !== 'string') return 'error.requestId';
+  if (body.message !== error.message) return 'message differs from error.message';
+  if (typeof body.timestamp !== 'string' || !ISO.test(body.timestamp)) return 'timestamp';
+  return null;
+}
+
+describe('fuzzing every mail-api operation from its OpenAPI document (issue #19)', () => {
+  let t: MailTestApp;
+  let doc: OpenApiDocument;
+  let secretKey: string;
+  const knownIds: Record<string, string[]> = {};
+
+  beforeAll(async () => {
+    // A high rate limit: the fuzzer must reach the handlers, not the limiter.
+    t = await startMailApp({ env: { MAIL_RATE_LIMIT_PER_MINUTE: '1000000' } });
+    doc = (await request(t.url).get('/openapi.json').expect(200)).body as OpenApiDocument;
+    ({ secretKey } = await createProject(t, 'fuzz'));
+    const auth = bearer(secretKey);
+    const contact = await request(t.url)
+      .post('/contacts')
+      .set(auth)
+      .send({ email: 'fuzz@example.com', data: { plan: 'pro' } });
+    const template = await request(t.url).post('/templates').set(auth).send({ name: 'fuzz', subject: 'Hi {{email}}', body: '<p>x</p>' });
+    const domain = await request(t.url).post('/domains').set(auth).send({ domain: 'fuzz.example.com' });
+    knownIds.id = [contact.body.id, template.body.id, domain.body.id].filter((id): id is string => typeof id === 'string');
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('answers no 5xx and only the documented error envelope', async () => {
+    const { numRuns, seed } = fuzzSettings(8);
+    const result = await fuzzOperations({
+      baseUrl: t.url,
+      doc,
+      headers: () => bearer(secretKey),
+      knownIds,
+      errorShapeProblem: mailErrorShapeProblem,
+      numRuns,
+      seed,
+    });
+    expect(result.operations).toBeGreaterThanOrEqual(15);
+    expect(result.findings).toEqual([]);
+  }, 300_000);
+});
