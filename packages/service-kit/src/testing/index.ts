@@ -3,3 +3,4 @@ export * from './redis-server.js';
 export * from './wait-for.js';
 export * from './app-under-test.js';
 export * from './node-process.js';
+export * from './openapi-fuzz.js';
