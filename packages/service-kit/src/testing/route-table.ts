@@ -1,0 +1,39 @@
+import type { INestApplication } from '@nestjs/common';
+
+/** One route as Express registered it: `GET /templates/:id`. */
+export interface RouteEntry {
+  method: string;
+  path: string;
+  /** `METHOD path`, the key isolation and fuzz tables use. */
+  key: string;
+  params: string[];
+}
+
+const API_METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
+
+interface ExpressLayer {
+  route?: { path: string | string[]; methods: Record<string, boolean> };
+}
+
+/**
+ * Every route the running app serves, read from Express's router: the route table itself, not a
+ * list someone keeps, so a test generated from it covers a route the day it is added.
+ */
+export function routeTable(app: INestApplication): RouteEntry[] {
+  const express = app.getHttpAdapter().getInstance() as { router?: { stack: ExpressLayer[] }; _router?: { stack: ExpressLayer[] } };
+  const stack = (express.router ?? express._router)?.stack ?? [];
+  const routes: RouteEntry[] = [];
+  for (const layer of stack) {
+    if (!layer.route) continue;
+    const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
+    for (const path of paths) {
+      for (const [method, on] of Object.entries(layer.route.methods)) {
+        // `app.all()` mounts (a dashboard) register every verb Node knows; the API's verbs are these.
+        if (!on || !API_METHODS.has(method)) continue;
+        const upper = method.toUpperCase();
+        routes.push({ method: upper, path, key: `${upper} ${path}`, params: [...path.matchAll(/:(\w+)/g)].map((m) => m[1] ?? '') });
+      }
+    }
+  }
+  return routes;
+}
