@@ -4,3 +4,4 @@ export * from './wait-for.js';
 export * from './app-under-test.js';
 export * from './node-process.js';
 export * from './openapi-fuzz.js';
+export * from './route-table.js';
