@@ -17,6 +17,8 @@ import { RolesModule } from './modules/roles/roles.module.js';
 import { SidebarModule } from './modules/sidebar/sidebar.module.js';
 import { UsersModule } from './modules/users/users.module.js';
 import { AuditLogsModule } from './modules/audit-logs/audit-logs.module.js';
+import { AttachmentsModule } from './modules/attachments/attachments.module.js';
+import { AiAssistantModule } from './modules/ai-assistant/ai-assistant.module.js';
 
 /** The HTTP API. */
 @Module({})
@@ -43,6 +45,8 @@ export class AppModule {
         NotificationsModule,
         PlatformEventsModule,
         AuditLogsModule,
+        AttachmentsModule,
+        AiAssistantModule,
         ...extraModules,
       ],
     };

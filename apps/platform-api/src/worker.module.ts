@@ -6,6 +6,7 @@ import { EventsCoreModule } from './core/events/events-core.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { AuthModule } from './modules/auth/auth.module.js';
 import { MaintenanceModule } from './modules/maintenance/maintenance.module.js';
+import { AiActionsWorkerModule } from './modules/ai-assistant/actions/ai-actions-worker.module.js';
 
 /** The worker: the same core, and the modules that hold job processors. No HTTP. */
 @Module({})
@@ -13,7 +14,15 @@ export class WorkerModule {
   static forRoot(config: PlatformConfig): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule.forRoot(config), AuthCoreModule, EventsCoreModule, MaintenanceModule, AuthModule, NotificationsModule],
+      imports: [
+        CoreModule.forRoot(config),
+        AuthCoreModule,
+        EventsCoreModule,
+        MaintenanceModule,
+        AuthModule,
+        NotificationsModule,
+        AiActionsWorkerModule,
+      ],
     };
   }
 }

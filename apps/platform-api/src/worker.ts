@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { runWorker } from '@app/service-kit';
 import { loadPlatformConfig } from './config/platform-config.js';
+import { AiActionsSchedule } from './modules/ai-assistant/actions/pending-actions.queue.js';
 import { RecurringJobs } from './modules/maintenance/recurring-jobs.js';
 import { WorkerModule } from './worker.module.js';
 
@@ -9,5 +10,8 @@ runWorker({
   loadConfig: () => loadPlatformConfig(),
   module: (config) => WorkerModule.forRoot(config),
   concurrency: (config) => config.workerConcurrency,
-  afterStart: (app) => app.get(RecurringJobs).schedule(),
+  afterStart: async (app) => {
+    await app.get(RecurringJobs).schedule();
+    await app.get(AiActionsSchedule).schedule();
+  },
 });

@@ -90,7 +90,7 @@ describe('events: GET /events and the events auth emits', () => {
     expect(crud.data.every((e: { category: string }) => e.category === 'crud')).toBe(true);
     expect(ids(crud)).toEqual(expect.arrayContaining(['auth.user.created', 'attachments.attachment.deleted']));
     const both = (await events({ category: 'lifecycle', module: 'ai_assistant' }).expect(200)).body;
-    expect(ids(both).sort()).toEqual(['ai.action.cancelled', 'ai.action.confirmed', 'ai.action.expired']);
+    expect(ids(both).sort()).toEqual(['ai.action.cancelled', 'ai.action.confirmed', 'ai.action.expired', 'ai.action.failed']);
     expect((await events({ module: 'nothing-here' }).expect(200)).body).toEqual({ data: [], total: 0 });
   });
 

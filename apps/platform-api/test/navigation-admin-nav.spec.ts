@@ -156,6 +156,8 @@ describe('GET /auth/admin/nav and GET /auth/features', () => {
       { id: 'directory', title: 'Directory' },
       { id: 'audit_logs', title: 'Audit logs' },
       { id: 'notifications', title: 'Notifications' },
+      { id: 'attachments', title: 'Attachments' },
+      { id: 'ai_assistant', title: 'AI assistant' },
     ]);
     expect(res.body.items).toContainEqual({ id: 'auth.users.list', title: 'List users', module: 'auth' });
     expect(res.body.items).toContainEqual({ id: 'auth.sidebar.manage', title: 'Customise the sidebar', module: 'auth' });

@@ -33,8 +33,24 @@ export class PlatformEnv {
   @Expose() @IsOptional() @IsString() CONSENT_INTEGRITY_SECRET?: string;
 
   @Expose() @IsOptional() @IsString() ATTACHMENTS_ROOT?: string;
+  @Expose() @IsIn(['local', 's3']) ATTACHMENTS_DRIVER = 'local';
+  @Expose() @IsOptional() @Matches(HTTP_URL) ATTACHMENTS_S3_ENDPOINT?: string;
+  @Expose() @IsOptional() @IsString() ATTACHMENTS_S3_BUCKET?: string;
+  @Expose() @IsString() ATTACHMENTS_S3_REGION = 'us-east-1';
+  @Expose() @IsOptional() @IsString() ATTACHMENTS_S3_ACCESS_KEY?: string;
+  @Expose() @IsOptional() @IsString() ATTACHMENTS_S3_SECRET_KEY?: string;
+  @Expose() @IsIn(['true', 'false', '1', '0']) ATTACHMENTS_S3_FORCE_PATH_STYLE = 'true';
   @Expose() @Type(() => Number) @IsInt() @Min(1) AI_PENDING_ACTION_TTL_SECONDS = 900;
   @Expose() @IsOptional() @IsString() AI_RUNTIME_BASEURL_ALLOWLIST?: string;
+  @Expose() @IsOptional() @IsString() AI_OPENAI_API_KEY?: string;
+  @Expose() @Matches(HTTP_URL) AI_OPENAI_BASE_URL = 'https://api.openai.com/v1';
+  @Expose() @IsOptional() @IsString() AI_ANTHROPIC_API_KEY?: string;
+  @Expose() @Matches(HTTP_URL) AI_ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
+  @Expose() @IsString() AI_DEFAULT_PROVIDER = 'openai';
+  @Expose() @IsString() AI_DEFAULT_MODEL = 'gpt-4o-mini';
+  /** Comma lists; unset = no restriction. */
+  @Expose() @IsOptional() @IsString() AI_ALLOWED_PROVIDERS?: string;
+  @Expose() @IsOptional() @IsString() AI_ALLOWED_MODELS?: string;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
@@ -56,9 +72,36 @@ export interface PlatformConfig {
   jwtSecret: string;
   consentIntegritySecret: string;
   attachmentsRoot: string;
+  /** Where attachment bytes live (decisions.md "Attachments"): local disk under `attachmentsRoot`, or an S3-compatible bucket. */
+  attachmentsStorage: AttachmentsStorageConfig;
   aiPendingActionTtlSeconds: number;
   aiBaseUrlAllowlist: string[];
+  /** AI providers and defaults (decisions.md "Provider configuration"); keys never leave the server. */
+  aiRuntime: AiRuntimeConfig;
 }
+
+export interface AiRuntimeConfig {
+  /** Per provider id: its key (null: not configured) and the base URL its protocol is spoken at. */
+  providers: Record<'openai' | 'anthropic', { apiKey: string | null; baseUrl: string }>;
+  defaultProvider: string;
+  defaultModel: string;
+  /** `AI_ALLOWED_PROVIDERS` / `AI_ALLOWED_MODELS`; null: no restriction. */
+  allowedProviders: string[] | null;
+  allowedModels: string[] | null;
+}
+
+export type AttachmentsStorageConfig =
+  | { driver: 'local' }
+  | {
+      driver: 's3';
+      /** Unset: AWS's own endpoint for the region. */
+      endpoint: string | null;
+      bucket: string;
+      region: string;
+      /** Unset: the SDK's default credential chain (environment, instance role). */
+      credentials: { accessKeyId: string; secretAccessKey: string } | null;
+      forcePathStyle: boolean;
+    };
 
 export const PLATFORM_CONFIG = Symbol('PLATFORM_CONFIG');
 
@@ -101,7 +144,40 @@ export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): Platfo
     jwtSecret: secret('AUTH_JWT_SECRET'),
     consentIntegritySecret: secret('CONSENT_INTEGRITY_SECRET'),
     attachmentsRoot: e.ATTACHMENTS_ROOT ?? path.join(e.DATA_DIR, 'attachments'),
+    attachmentsStorage: attachmentsStorageOf(e),
     aiPendingActionTtlSeconds: e.AI_PENDING_ACTION_TTL_SECONDS,
     aiBaseUrlAllowlist: list(e.AI_RUNTIME_BASEURL_ALLOWLIST),
+    aiRuntime: {
+      providers: {
+        openai: { apiKey: e.AI_OPENAI_API_KEY || null, baseUrl: e.AI_OPENAI_BASE_URL.replace(/\/+$/, '') },
+        anthropic: { apiKey: e.AI_ANTHROPIC_API_KEY || null, baseUrl: e.AI_ANTHROPIC_BASE_URL.replace(/\/+$/, '') },
+      },
+      defaultProvider: e.AI_DEFAULT_PROVIDER,
+      defaultModel: e.AI_DEFAULT_MODEL,
+      allowedProviders: e.AI_ALLOWED_PROVIDERS ? list(e.AI_ALLOWED_PROVIDERS) : null,
+      allowedModels: e.AI_ALLOWED_MODELS ? list(e.AI_ALLOWED_MODELS) : null,
+    },
+  };
+}
+
+/** ATTACHMENTS_DRIVER and its ATTACHMENTS_S3_* settings; s3 needs a bucket, and the two keys go together. */
+function attachmentsStorageOf(e: PlatformEnv): AttachmentsStorageConfig {
+  if (e.ATTACHMENTS_DRIVER !== 's3') return { driver: 'local' };
+  if (!e.ATTACHMENTS_S3_BUCKET) {
+    throw new ConfigError('invalid configuration: ATTACHMENTS_S3_BUCKET is required when ATTACHMENTS_DRIVER=s3');
+  }
+  if (Boolean(e.ATTACHMENTS_S3_ACCESS_KEY) !== Boolean(e.ATTACHMENTS_S3_SECRET_KEY)) {
+    throw new ConfigError('invalid configuration: ATTACHMENTS_S3_ACCESS_KEY and ATTACHMENTS_S3_SECRET_KEY go together');
+  }
+  return {
+    driver: 's3',
+    endpoint: e.ATTACHMENTS_S3_ENDPOINT ?? null,
+    bucket: e.ATTACHMENTS_S3_BUCKET,
+    region: e.ATTACHMENTS_S3_REGION,
+    credentials:
+      e.ATTACHMENTS_S3_ACCESS_KEY && e.ATTACHMENTS_S3_SECRET_KEY
+        ? { accessKeyId: e.ATTACHMENTS_S3_ACCESS_KEY, secretAccessKey: e.ATTACHMENTS_S3_SECRET_KEY }
+        : null,
+    forcePathStyle: e.ATTACHMENTS_S3_FORCE_PATH_STYLE === 'true' || e.ATTACHMENTS_S3_FORCE_PATH_STYLE === '1',
   };
 }

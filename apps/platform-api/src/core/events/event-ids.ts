@@ -19,8 +19,10 @@ export const PlatformEventId = {
   AttachmentDeleted: 'attachments.attachment.deleted',
   NotificationCreated: 'notifications.notification.created',
   NotificationActioned: 'notifications.notification.actioned',
+  AiActionCreated: 'ai.action.created',
   AiActionConfirmed: 'ai.action.confirmed',
   AiActionCancelled: 'ai.action.cancelled',
   AiActionExpired: 'ai.action.expired',
+  AiActionFailed: 'ai.action.failed',
 } as const;
 export type PlatformEventId = (typeof PlatformEventId)[keyof typeof PlatformEventId];

@@ -1,5 +1,8 @@
 import { AccountsFoundation1763780000000 } from './1763780000000-AccountsFoundation.js';
+import { AiAssistantActions1763920000000 } from './1763920000000-AiAssistantActions.js';
+import { AiAssistantRuntime1763910000000 } from './1763910000000-AiAssistantRuntime.js';
 import { AccessControl1763790000000 } from './1763790000000-AccessControl.js';
+import { Attachments1763900000000 } from './1763900000000-Attachments.js';
 import { AuditLogs1763810000000 } from './1763810000000-AuditLogs.js';
 import { AuditWritePath1763840000000 } from './1763840000000-AuditWritePath.js';
 import { AuthTokenSealedLink1763870000000 } from './1763870000000-AuthTokenSealedLink.js';
@@ -15,4 +18,7 @@ export const PLATFORM_MIGRATIONS = [
   AuditWritePath1763840000000,
   Housekeeping1763860000000,
   AuthTokenSealedLink1763870000000,
+  Attachments1763900000000,
+  AiAssistantRuntime1763910000000,
+  AiAssistantActions1763920000000,
 ];

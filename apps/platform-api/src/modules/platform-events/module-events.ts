@@ -1,7 +1,7 @@
 import { declareEvent, type EventDeclaration } from '../../core/events/event-declarations.js';
 import { PlatformEventId as E } from '../../core/events/event-ids.js';
 
-// Declarations of modules that do not keep their own events file yet (auth, attachments, AI). They
+// Declarations of modules that do not keep their own events file yet (auth). They
 // belong beside each module's feature declarations; move them there when a module owns its file.
 
 export const AUTH_EVENTS: EventDeclaration[] = [
@@ -17,15 +17,4 @@ export const AUTH_EVENTS: EventDeclaration[] = [
   declareEvent('auth', 'crud', E.RoleCreated, 'Role created'),
   declareEvent('auth', 'crud', E.RoleUpdated, 'Role updated'),
   declareEvent('auth', 'crud', E.RoleDeleted, 'Role deleted'),
-];
-
-export const ATTACHMENT_EVENTS: EventDeclaration[] = [
-  declareEvent('attachments', 'crud', E.AttachmentCreated, 'Attachment uploaded'),
-  declareEvent('attachments', 'crud', E.AttachmentDeleted, 'Attachment deleted'),
-];
-
-export const AI_EVENTS: EventDeclaration[] = [
-  declareEvent('ai_assistant', 'lifecycle', E.AiActionConfirmed, 'AI action confirmed'),
-  declareEvent('ai_assistant', 'lifecycle', E.AiActionCancelled, 'AI action cancelled'),
-  declareEvent('ai_assistant', 'lifecycle', E.AiActionExpired, 'AI action expired'),
 ];

@@ -16,6 +16,6 @@ import { RolesService } from './roles.service.js';
   imports: [DirectoryModule],
   controllers: [RolesController, RoleAclController],
   providers: [RolesService, RoleAclService, RolesRepository, RoleAclRepository, RoleSnapshots],
-  exports: [RolesRepository, RoleAclRepository],
+  exports: [RolesService, RolesRepository, RoleAclRepository],
 })
 export class RolesModule {}

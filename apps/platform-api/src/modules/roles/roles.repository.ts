@@ -131,6 +131,22 @@ export class RolesRepository {
   }
 
   /**
+   * The role (as `findInScope`) with its version: `updated_at` in epoch milliseconds. Roles have no
+   * version column; every write of the row (rename, restore) sets `updated_at`. `lock` when the caller
+   * already holds the row (a command's snapshot) or must.
+   */
+  async findVersioned(db: Db, reach: TenantReach, input: { id: string; lock?: RoleLock }): Promise<(RoleRow & { version: number }) | null> {
+    const row = await queryOne<{ id: string; name: string; tenant_id: string | null; version: number }>(
+      db,
+      `SELECT id, name, tenant_id, floor(extract(epoch FROM updated_at) * 1000)::float8 AS version FROM roles
+        WHERE id = $1 AND ($2::uuid IS NULL OR tenant_id = $2 OR tenant_id IS NULL)
+        ${input.lock ? `FOR ${input.lock.toUpperCase()}` : ''}`,
+      [input.id, reach.tenantId],
+    );
+    return row ? { id: row.id, name: row.name, tenantId: row.tenant_id, version: row.version } : null;
+  }
+
+  /**
    * A new role owned by `tenantId` (null: a global role, which belongs to no tenant's scope). Throws the
    * driver's unique violation (roles_tenant_name_uq) on a duplicate name in the same owner.
    */

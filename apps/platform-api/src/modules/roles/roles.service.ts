@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { ErrorCode } from '@app/contracts';
 import { DomainError } from '@app/service-kit';
 import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
@@ -81,7 +82,7 @@ export class RolesService {
     },
   };
 
-  private readonly updateCommand: CommandDefinition<{ id: string; name?: string }, { ok: true }> = {
+  private readonly updateCommand: CommandDefinition<{ id: string; name?: string; expectedVersion?: number }, { ok: true }> = {
     ...this.roleCommandBase,
     id: 'auth.roles.update',
     label: 'Edit role',
@@ -91,6 +92,12 @@ export class RolesService {
     execute: async (tx, auth, input, before) => {
       // The bus's locked snapshot is the role as it stands: no second read of the row.
       const role = await this.checkManageable(tx, auth, before && roleInScope(auth, before));
+      if (input.expectedVersion !== undefined) {
+        // The row is locked by the bus's snapshot: the version read here is the one the rename replaces.
+        const current = await this.roles.findVersioned(tx, reachOf(auth), { id: role.id });
+        if (current?.version !== input.expectedVersion)
+          throw new DomainError(ErrorCode.PreconditionFailed, 'the role changed since it was read');
+      }
       if (input.name !== undefined && input.name !== role.name) {
         await withUniqueName(() => this.roles.rename(tx, { role, name: input.name as string }));
       }
@@ -154,6 +161,21 @@ export class RolesService {
 
   update(auth: AuthContext, input: { id: string; name?: string }): Promise<{ ok: true }> {
     return this.bus.execute(auth, this.updateCommand, input);
+  }
+
+  /**
+   * A rename that applies only while the role's version (`updated_at`, epoch ms) is still
+   * `expectedVersion`: 412 otherwise (a confirmed AI assistant mutation previewed earlier).
+   */
+  renameAtVersion(auth: AuthContext, input: { id: string; name: string; expectedVersion: number }): Promise<{ ok: true }> {
+    return this.bus.execute(auth, this.updateCommand, input);
+  }
+
+  /** The role as the caller sees it (404 outside its scope), with its version (`findVersioned`). */
+  async findVersioned(auth: AuthContext, id: string): Promise<RoleRow & { version: number }> {
+    const role = await this.roles.findVersioned(this.dataSource, reachOf(auth), { id });
+    if (!role) throw DomainError.notFound('role not found');
+    return role;
   }
 
   remove(auth: AuthContext, id: string): Promise<{ ok: true }> {

@@ -1,0 +1,64 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { ReturnsUndoTokens } from '../../../core/audit/undo-token.js';
+import { CurrentAuth, RequireFeatures } from '../../../core/auth/auth.decorators.js';
+import type { AuthContext } from '../../../core/auth/auth-context.js';
+import { ErrorDto } from '../../../core/http/common.dto.js';
+import { AI_ASSISTANT_SETTINGS_MANAGE, AI_ASSISTANT_VIEW } from '../ai-assistant.declarations.js';
+import { LoopOverrideDto } from './agent-loop-override.dto.js';
+import { AgentLoopOverrideService } from './agent-loop-override.service.js';
+
+@ApiTags('ai_assistant')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
+@ApiForbiddenResponse({ type: ErrorDto, description: 'Missing the feature the route names.' })
+@ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid agent id (not `module.agent`) or invalid body.' })
+@ApiNotFoundResponse({ type: ErrorDto, description: 'agent not found' })
+@ReturnsUndoTokens()
+@Controller('ai_assistant/ai/agents/:agentId/loop-override')
+export class AgentLoopOverrideController {
+  constructor(private readonly overrides: AgentLoopOverrideService) {}
+
+  @Get()
+  @RequireFeatures(AI_ASSISTANT_VIEW)
+  @ApiOperation({ summary: 'The tenant’s loop override of an agent', description: '{agentId, override}; override null when none is set.' })
+  @ApiOkResponse({ description: '{agentId, override}' })
+  get(@CurrentAuth() auth: AuthContext, @Param('agentId') agentId: string) {
+    return this.overrides.get(auth, agentId);
+  }
+
+  @Put()
+  @RequireFeatures(AI_ASSISTANT_SETTINGS_MANAGE)
+  @ApiOperation({
+    summary: 'Save the loop override of an agent',
+    description:
+      'Fields left out keep their value; null clears that axis. Limits: loopMaxSteps 1-50, loopMaxToolCalls 0-200, ' +
+      'loopMaxWallClockMs 1000-600000, loopMaxTokens 100-5000000; each stop condition and active tool is validated ' +
+      'against the agent (400 with details). Defaults: 8 steps, 16 tool calls, 60000 ms, 200000 tokens. An action log entry.',
+  })
+  @ApiOkResponse({ description: '{agentId, override}' })
+  save(@CurrentAuth() auth: AuthContext, @Param('agentId') agentId: string, @Body() body: LoopOverrideDto) {
+    return this.overrides.save(auth, agentId, body);
+  }
+
+  @Delete()
+  @HttpCode(200)
+  @RequireFeatures(AI_ASSISTANT_SETTINGS_MANAGE)
+  @ApiOperation({
+    summary: 'Clear the loop override of an agent',
+    description: 'Nulls all seven loop columns; idempotent. {agentId, override: null}.',
+  })
+  @ApiOkResponse({ description: '{agentId, override: null}' })
+  clear(@CurrentAuth() auth: AuthContext, @Param('agentId') agentId: string) {
+    return this.overrides.clear(auth, agentId);
+  }
+}

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { type Db, execute, queryOne } from '@app/service-kit';
+import type { TenantScope } from '../../../core/scope/tenant-scope.js';
+
+/** A live session key: its id is the session id tool calls made with it are tied to. */
+export interface SessionKeyRow {
+  id: string;
+  userId: string;
+  organizationId: string | null;
+  expiresAt: string;
+}
+
+interface SessionKeyDbRow {
+  id: string;
+  user_id: string;
+  organization_id: string | null;
+  expires_at: string;
+}
+
+const COLUMNS = `id, user_id, organization_id, to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires_at`;
+
+const toRow = (r: SessionKeyDbRow): SessionKeyRow => ({
+  id: r.id,
+  userId: r.user_id,
+  organizationId: r.organization_id,
+  expiresAt: r.expires_at,
+});
+
+/** The one writer of `ai_session_keys`. Only a hash of a token is stored. */
+@Injectable()
+export class SessionKeysRepository {
+  async insert(
+    db: Db,
+    scope: TenantScope,
+    input: { organizationId: string | null; tokenHash: string; ttlSeconds: number },
+  ): Promise<SessionKeyRow> {
+    const row = await queryOne<SessionKeyDbRow>(
+      db,
+      `INSERT INTO ai_session_keys (tenant_id, user_id, organization_id, token_hash, expires_at)
+       VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
+       RETURNING ${COLUMNS}`,
+      [scope.tenantId, scope.userId, input.organizationId, input.tokenHash, input.ttlSeconds],
+    );
+    if (!row) throw new Error('session key insert returned no row');
+    return toRow(row);
+  }
+
+  /** The scope user's key with this hash, while it lives; another user's or tenant's is the same null as none. */
+  async findLive(db: Db, scope: TenantScope, tokenHash: string): Promise<SessionKeyRow | null> {
+    const row = await queryOne<SessionKeyDbRow>(
+      db,
+      `SELECT ${COLUMNS} FROM ai_session_keys WHERE token_hash = $1 AND tenant_id = $2 AND user_id = $3 AND expires_at > now()`,
+      [tokenHash, scope.tenantId, scope.userId],
+    );
+    return row ? toRow(row) : null;
+  }
+
+  /** The scope user's keys expired more than a day ago (each new key sweeps its owner's). */
+  async deleteExpiredOfUser(db: Db, scope: TenantScope): Promise<number> {
+    return execute(db, `DELETE FROM ai_session_keys WHERE tenant_id = $1 AND user_id = $2 AND expires_at < now() - interval '1 day'`, [
+      scope.tenantId,
+      scope.userId,
+    ]);
+  }
+}

@@ -1,0 +1,51 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DomainError } from '@app/service-kit';
+import type { AuthContext } from '../../../core/auth/auth-context.js';
+import { scopeOf } from '../../../core/scope/tenant-scope.js';
+import { SessionKeysRepository } from './session-keys.repository.js';
+
+/** How long a session key lives: one working session with the assistant. */
+export const SESSION_KEY_TTL_SECONDS = 2 * 3600;
+const TOKEN_PREFIX = 'aisk_';
+const TOKEN_FORMAT = /^aisk_[A-Za-z0-9_-]{43}$/;
+
+const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/**
+ * Session keys (POST /ai_assistant/session-key): a random token (256 bits, only its SHA-256 stored),
+ * bound to the user and tenant that made it and living two hours. Passed as `_sessionToken` with tool
+ * calls, it ties them to one assistant session: their pending actions carry its id as session id.
+ */
+@Injectable()
+export class SessionKeysService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly repository: SessionKeysRepository,
+  ) {}
+
+  async create(auth: AuthContext): Promise<{ sessionToken: string; expiresAt: string }> {
+    const sessionToken = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+    const scope = scopeOf(auth);
+    const key = await this.dataSource.transaction(async (tx) => {
+      await this.repository.deleteExpiredOfUser(tx, scope);
+      return this.repository.insert(tx, scope, {
+        organizationId: auth.organizationId,
+        tokenHash: hashOf(sessionToken),
+        ttlSeconds: SESSION_KEY_TTL_SECONDS,
+      });
+    });
+    return { sessionToken, expiresAt: key.expiresAt };
+  }
+
+  /**
+   * The session id of a token the caller made and that still lives. Anything else (malformed, expired,
+   * another user's or tenant's) is the same 401 `invalid_session_token`.
+   */
+  async resolve(auth: AuthContext, token: string): Promise<{ sessionId: string }> {
+    const key = TOKEN_FORMAT.test(token) ? await this.repository.findLive(this.dataSource, scopeOf(auth), hashOf(token)) : null;
+    if (!key) throw new DomainError('invalid_session_token', 'invalid or expired session token', { status: 401 });
+    return { sessionId: key.id };
+  }
+}

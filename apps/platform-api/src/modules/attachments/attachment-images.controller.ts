@@ -1,0 +1,58 @@
+import { Controller, Get, Headers, Param, Query, UseGuards } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiForbiddenResponse,
+  ApiInternalServerErrorResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { CurrentAuth, Public } from '../../core/auth/auth.decorators.js';
+import type { AuthContext } from '../../core/auth/auth-context.js';
+import { ErrorDto } from '../../core/http/common.dto.js';
+import { AttachmentImagesService } from './attachment-images.service.js';
+import { ImageParams, ImageQuery } from './attachments.dto.js';
+import { toWebResponse } from './file-response.js';
+import { OptionalAuthGuard } from './optional-auth.guard.js';
+
+@ApiTags('attachments')
+@Public()
+@UseGuards(OptionalAuthGuard)
+@Controller('attachments/image')
+export class AttachmentImagesController {
+  constructor(private readonly images: AttachmentImagesService) {}
+
+  @Get(['', ':id', ':id/:slug'])
+  @ApiProduces('image/jpeg', 'image/png', 'image/webp', 'image/gif')
+  @ApiOperation({
+    summary: 'An attachment’s image, resized',
+    description:
+      '`slug` is free text for readable URLs (ignored). `width` and `height` 1..4000; `cropType` `cover` (default: ' +
+      'exactly width x height, centred crop) or `contain` (inside width x height, aspect ratio kept); with one ' +
+      'dimension the other follows the aspect ratio; with neither, the original. Output in the source’s format ' +
+      '(JPEG, PNG, WebP, GIF), EXIF orientation applied, metadata stripped. Each variant is rendered once (concurrent ' +
+      'first requests share the render) and cached in storage; `ETag` per variant (304 on If-None-Match); ' +
+      '`Cache-Control` `private, max-age=3600` (private partition) or `public, max-age=31536000, immutable` (public). ' +
+      'Sources over 50 megapixels are refused (400). Access as `GET /attachments/file/{id}`.',
+  })
+  @ApiOkResponse({ description: 'The image.', schema: { type: 'string', format: 'binary' } })
+  @ApiResponse({ status: 304, description: 'Not modified (If-None-Match).' })
+  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid id or parameters, not an image, or too many pixels.' })
+  @ApiUnauthorizedResponse({ type: ErrorDto, description: 'Authentication needed (private partition).' })
+  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing attachments.view (private partition).' })
+  @ApiNotFoundResponse({ type: ErrorDto, description: 'attachment not found' })
+  @ApiInternalServerErrorResponse({ type: ErrorDto, description: 'Partition misconfigured or render failed.' })
+  async image(
+    @CurrentAuth() auth: AuthContext | null,
+    @Param() params: ImageParams,
+    @Query() query: ImageQuery,
+    @Headers('if-none-match') ifNoneMatch?: string,
+  ): Promise<Response> {
+    const served = await this.images.serve(auth, params.id, { ...query, ifNoneMatch });
+    return toWebResponse(served);
+  }
+}

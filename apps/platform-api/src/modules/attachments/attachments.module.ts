@@ -1,0 +1,42 @@
+import { Module } from '@nestjs/common';
+import { MulterModule } from '@nestjs/platform-express';
+import { AttachmentFilesController } from './attachment-files.controller.js';
+import { AttachmentFilesService } from './attachment-files.service.js';
+import { AttachmentImagesController } from './attachment-images.controller.js';
+import { AttachmentImagesService } from './attachment-images.service.js';
+import { AttachmentsController } from './attachments.controller.js';
+import { AttachmentsRepository } from './attachments.repository.js';
+import { AttachmentsService } from './attachments.service.js';
+import { ImageResizer } from './image-resizer.js';
+import { OptionalAuthGuard } from './optional-auth.guard.js';
+import { ATTACHMENT_STORAGE, type AttachmentStorage } from './storage/attachment-storage.js';
+import { AttachmentStorageModule } from './storage/attachment-storage.module.js';
+import { StreamingUploadEngine } from './storage/streaming-upload.engine.js';
+
+/** Bounds of the multipart form besides the file's own 25 MB (enforced by the engine while it streams). */
+const FORM_LIMITS = { files: 1, fields: 10, parts: 12, fieldSize: 4096, fieldNameSize: 100 };
+
+/**
+ * Attachments (/attachments, /attachments/file, /attachments/image): owns `attachments` and the
+ * stored bytes (ATTACHMENT_STORAGE: local disk or S3). Uploads go through multer with the streaming
+ * engine; no job, no queue.
+ */
+@Module({
+  imports: [
+    AttachmentStorageModule,
+    MulterModule.registerAsync({
+      imports: [AttachmentStorageModule],
+      inject: [ATTACHMENT_STORAGE],
+      useFactory: (storage: AttachmentStorage) => ({
+        storage: new StreamingUploadEngine(storage),
+        limits: FORM_LIMITS,
+        // Browsers send file names as raw UTF-8; busboy's default would read them as latin1.
+        defParamCharset: 'utf8',
+      }),
+    }),
+  ],
+  controllers: [AttachmentsController, AttachmentFilesController, AttachmentImagesController],
+  providers: [AttachmentsService, AttachmentFilesService, AttachmentImagesService, AttachmentsRepository, ImageResizer, OptionalAuthGuard],
+  exports: [AttachmentsRepository, AttachmentFilesService],
+})
+export class AttachmentsModule {}
