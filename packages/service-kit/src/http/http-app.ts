@@ -1,10 +1,11 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { TrustProxySetting } from './client-address.js';
 import { AppLogger, RequestLog } from './logging.module.js';
 import { RequestBodyGuard } from './request-body.js';
+import { HttpMetrics } from '../metrics/http-metrics.js';
 
 export interface HttpAppOptions {
   /** Applies the app's pipes, filters and OpenAPI; shared by main.ts and the e2e tests. */
@@ -25,6 +26,7 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
   const app = await NestFactory.create<NestExpressApplication>(module as never, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(AppLogger));
   app.use(app.get(RequestLog).middleware);
+  app.use(operationsMiddleware(app, optional(app, HttpMetrics)));
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
   // Bodies are parsed inside each route's pipeline, after the app's own guards (see RequestBodyGuard).
@@ -48,4 +50,30 @@ export async function listen(app: INestApplication, port: number, host = '0.0.0.
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   return `http://127.0.0.1:${actualPort}`;
+}
+
+/** A provider of the app if one of its modules has it (`HttpMetrics`: only with the MetricsModule). */
+function optional<T>(app: INestApplication, type: new (...args: never[]) => T): T | undefined {
+  try {
+    return app.get(type, { strict: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One middleware (each Express layer costs): the HTTP latency histogram when the app has the
+ * MetricsModule, and, from SIGTERM on (Nest's `beforeClose` marks its adapter as shutting down),
+ * `Connection: close` on every response, so each keep-alive client learns that the connection ends
+ * after the answer it waits for and sends its next request elsewhere. Without it a busy keep-alive
+ * connection carries request after request while `server.close()` waits for it, until the process
+ * is killed and the requests in flight on it are reset.
+ */
+function operationsMiddleware(app: NestExpressApplication, httpMetrics: HttpMetrics | undefined) {
+  const adapter = app.getHttpAdapter() as unknown as { isShuttingDown?: boolean };
+  return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+    if (adapter.isShuttingDown) res.setHeader('Connection', 'close');
+    httpMetrics?.track(req, res);
+    next();
+  };
 }

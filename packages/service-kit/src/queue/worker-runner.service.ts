@@ -29,6 +29,8 @@ export interface WorkerRunnerStartOptions {
   queues?: string[];
   /** Overrides for single queues, above what the owning jobs class declares (tests). */
   queueOptions?: Record<string, QueueWorkerOptions>;
+  /** Called once per job attempt when it settles (metrics: `JobMetrics.observe`). */
+  onJobSettled?: (queue: string, name: string, seconds: number, outcome: 'completed' | 'failed') => void;
 }
 
 /**
@@ -89,7 +91,18 @@ export class WorkerRunner implements BeforeApplicationShutdown, OnApplicationShu
         async (job) => {
           const handle = routes.get(job.name);
           if (!handle) throw new UnrecoverableError(`no handler for job ${queue}/${job.name}`);
-          return handle(job);
+          const settled = options.onJobSettled;
+          if (!settled) return handle(job);
+          const started = process.hrtime.bigint();
+          const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+          try {
+            const result = await handle(job);
+            settled(queue, job.name, seconds(), 'completed');
+            return result;
+          } catch (err) {
+            settled(queue, job.name, seconds(), 'failed');
+            throw err;
+          }
         },
         {
           connection,

@@ -5,3 +5,5 @@ export * from './app-under-test.js';
 export * from './node-process.js';
 export * from './openapi-fuzz.js';
 export * from './route-table.js';
+export * from './chromium.js';
+export * from './prometheus-text.js';

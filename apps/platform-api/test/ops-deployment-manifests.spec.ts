@@ -1,0 +1,315 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import YAML from 'yaml';
+
+const run = promisify(execFile);
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const read = (file: string) => readFileSync(path.join(REPO, file), 'utf8');
+
+/** The longest job of any worker: one SMTP delivery, bounded by its timeouts (15 s + 15 s + 60 s). */
+const LONGEST_JOB_SECONDS = 90;
+
+type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: any;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+};
+
+const APPS = {
+  platform: {
+    api: 'platform-api',
+    worker: 'platform-worker',
+    config: 'platform-config',
+    secret: 'platform-secrets',
+    portVar: 'PLATFORM_PORT',
+    metricsVar: 'PLATFORM_WORKER_METRICS_PORT',
+    source: 'apps/platform-api/src/config/platform-config.ts',
+  },
+  mail: {
+    api: 'mail-api',
+    worker: 'mail-worker',
+    config: 'mail-config',
+    secret: 'mail-secrets',
+    portVar: 'MAIL_PORT',
+    metricsVar: 'MAIL_WORKER_METRICS_PORT',
+    source: 'apps/mail-api/src/config/mail-config.ts',
+  },
+} as const;
+
+/** The variables of the README's Configuration table, by app (`both` rows count for each). */
+function readmeVariables(): Record<'platform' | 'mail', Set<string>> {
+  const readme = read('README.md');
+  const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));
+  const vars = { platform: new Set<string>(), mail: new Set<string>() };
+  for (const line of section.split('\n').filter((l) => l.startsWith('| `'))) {
+    const [, names, app] = line.split('|').map((cell) => cell.trim());
+    for (const [, name] of names.matchAll(/`([A-Z][A-Z0-9_]+)`/g)) {
+      if (app === 'platform' || app === 'both') vars.platform.add(name);
+      if (app === 'mail' || app === 'both') vars.mail.add(name);
+    }
+  }
+  return vars;
+}
+
+/** `NAME = 3000` in an app's env schema: the default the code applies. */
+function defaultOf(source: string, name: string): string | undefined {
+  return new RegExp(`\\b${name}\\s*=\\s*([^;]+);`).exec(read(source))?.[1].trim();
+}
+
+describe('deployment manifests (k8s/) and images (docker/)', () => {
+  let rendered: { targets: Record<string, K8sObject[]>; templates: K8sObject[] };
+  let validation: string;
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'ops-manifests-'));
+
+  beforeAll(async () => {
+    const out = path.join(tmp, 'rendered.json');
+    const { stdout } = await run(process.execPath, ['scripts/validate-k8s.mjs', '--json', out], { cwd: REPO });
+    validation = stdout;
+    rendered = JSON.parse(readFileSync(out, 'utf8'));
+  }, 60_000);
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  const all = () => Object.entries(rendered.targets);
+  const find = (objects: K8sObject[], kind: string, name: string) => {
+    const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
+    if (!found) throw new Error(`no ${kind}/${name}`);
+    return found;
+  };
+
+  it('renders the base and every overlay, every object valid against the Kubernetes schemas, unknown fields refused', () => {
+    expect(Object.keys(rendered.targets)).toEqual(['base', 'dev']);
+    expect(validation).toMatch(/^all \d+ objects valid \(kubernetes-models [\d.]+ schemas; strict: no unknown fields\)$/m);
+  });
+
+  it('runs each API and worker with probes on /readyz and /healthz, requests and limits, and a restricted security context', () => {
+    for (const [target, objects] of all()) {
+      for (const app of Object.values(APPS)) {
+        const config = find(objects, 'ConfigMap', app.config).data ?? {};
+        for (const [name, role] of [
+          [app.api, 'api'],
+          [app.worker, 'worker'],
+        ] as const) {
+          const deployment = find(objects, 'Deployment', name);
+          const pod = deployment.spec.template.spec;
+          const [container] = pod.containers;
+          const where = `${target} ${name}`;
+          expect({ where, args: container.args }).toEqual({ where, args: [role] });
+          const port = container.ports.find((p: { name: string }) => p.name === container.readinessProbe.httpGet.port);
+          expect({ where, port: String(port?.containerPort) }).toEqual({
+            where,
+            port: config[role === 'api' ? app.portVar : app.metricsVar],
+          });
+          expect({ where, ready: container.readinessProbe.httpGet.path, live: container.livenessProbe.httpGet.path }).toEqual({
+            where,
+            ready: '/readyz',
+            live: '/healthz',
+          });
+          for (const kind of ['requests', 'limits']) {
+            expect({ where, kind, keys: Object.keys(container.resources[kind]).sort() }).toEqual({ where, kind, keys: ['cpu', 'memory'] });
+          }
+          expect({ where, pod: pod.securityContext }).toMatchObject({ where, pod: { runAsNonRoot: true, runAsUser: 10001 } });
+          expect({ where, container: container.securityContext }).toEqual({
+            where,
+            container: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+          });
+          // The writable data volume at DATA_DIR, and /tmp, on the read-only root filesystem.
+          const mounts = container.volumeMounts.map((m: { mountPath: string }) => m.mountPath).sort();
+          expect({ where, mounts }).toEqual({ where, mounts: [config.DATA_DIR, '/tmp'].sort() });
+          expect({ where, envFrom: container.envFrom }).toEqual({
+            where,
+            envFrom: [{ configMapRef: { name: app.config } }, { secretRef: { name: app.secret } }],
+          });
+          expect({ where, annotations: deployment.spec.template.metadata.annotations }).toEqual({
+            where,
+            annotations: {
+              'prometheus.io/scrape': 'true',
+              'prometheus.io/port': String(port?.containerPort),
+              'prometheus.io/path': '/metrics',
+            },
+          });
+          expect(pod.automountServiceAccountToken).toBe(false);
+          // Workers finish their active jobs on SIGTERM: the grace period outlasts the longest job.
+          const grace = pod.terminationGracePeriodSeconds;
+          if (role === 'worker') expect({ where, grace: grace > LONGEST_JOB_SECONDS }).toEqual({ where, grace: true });
+          // APIs: the preStop pause, then the drain, within the grace period.
+          if (role === 'api')
+            expect({ where, grace: grace > Number(container.lifecycle.preStop.exec.command[1]) + 30 }).toEqual({ where, grace: true });
+        }
+      }
+    }
+  });
+
+  it('has a Service per API, an HPA and a PDB per Deployment, and the migrate Jobs before the rollout', () => {
+    for (const [target, objects] of all()) {
+      for (const app of Object.values(APPS)) {
+        const service = find(objects, 'Service', app.api);
+        expect({ target, selector: service.spec.selector, port: service.spec.ports[0].targetPort }).toEqual({
+          target,
+          selector: { 'app.kubernetes.io/name': app.api },
+          port: 'http',
+        });
+        for (const name of [app.api, app.worker]) {
+          const deployment = find(objects, 'Deployment', name);
+          // The HPA owns the replica count: a re-apply must not reset it.
+          expect({ name, replicas: deployment.spec.replicas }).toEqual({ name, replicas: undefined });
+          const hpa = find(objects, 'HorizontalPodAutoscaler', name);
+          expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
+          expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
+          const pdb = find(objects, 'PodDisruptionBudget', name);
+          expect(pdb.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+          expect(deployment.spec.template.metadata.labels).toMatchObject(deployment.spec.selector.matchLabels);
+        }
+        const job = find(objects, 'Job', `${app.api.replace('-api', '')}-migrate`);
+        const [container] = job.spec.template.spec.containers;
+        expect(container.args).toEqual(['migrate']);
+        expect(container.image).toBe(find(objects, 'Deployment', app.api).spec.template.spec.containers[0].image);
+        expect(job.spec.template.spec.restartPolicy).toBe('Never');
+        expect(job.metadata.annotations?.['argocd.argoproj.io/hook']).toBe('PreSync');
+        expect(job.metadata.labels?.['app.kubernetes.io/component']).toBe('migrate');
+      }
+    }
+    // The dev overlay: its own namespace and image tags, one replica of each, and the dependencies.
+    const dev = rendered.targets.dev;
+    expect(
+      dev.filter((o) => o.kind !== 'Namespace').every((o) => (o.metadata as { namespace?: string }).namespace === 'backoffice-dev'),
+    ).toBe(true);
+    const images = dev.flatMap((o) =>
+      o.kind === 'Deployment' || o.kind === 'Job' ? o.spec.template.spec.containers.map((c: { image: string }) => c.image) : [],
+    );
+    expect(images.filter((i: string) => i.includes('backoffice/')).every((i: string) => i.endsWith(':dev'))).toBe(true);
+    expect(find(dev, 'HorizontalPodAutoscaler', 'mail-worker').spec.minReplicas).toBe(1);
+    for (const name of ['postgres', 'redis', 'mailpit']) find(dev, 'Service', name);
+  });
+
+  it('has every variable of the README in a ConfigMap or the Secret template of its app, and no variable the app does not read', () => {
+    const readme = readmeVariables();
+    const base = rendered.targets.base;
+    for (const [key, app] of Object.entries(APPS) as [keyof typeof APPS, (typeof APPS)[keyof typeof APPS]][]) {
+      const configKeys = Object.keys(find(base, 'ConfigMap', app.config).data ?? {});
+      const secretKeys = Object.keys(find(rendered.templates, 'Secret', app.secret).stringData ?? {});
+      const keys = new Set([...configKeys, ...secretKeys]);
+      expect({ app: key, missing: [...readme[key]].filter((v) => !keys.has(v)) }).toEqual({ app: key, missing: [] });
+      const source = read(app.source);
+      expect({ app: key, unknown: [...keys].filter((k) => !source.includes(k)) }).toEqual({ app: key, unknown: [] });
+      expect({ app: key, both: configKeys.filter((k) => secretKeys.includes(k)) }).toEqual({ app: key, both: [] });
+      // The dev overlay's secret has the template's keys.
+      expect(Object.keys(find(rendered.targets.dev, 'Secret', app.secret).stringData ?? {}).sort()).toEqual(secretKeys.sort());
+      // The ports the manifests use are the code's defaults (and the images' HEALTHCHECK defaults).
+      const config = find(base, 'ConfigMap', app.config).data ?? {};
+      expect(config[app.portVar]).toBe(defaultOf(app.source, app.portVar));
+      expect(config[app.metricsVar]).toBe(defaultOf(app.source, app.metricsVar));
+    }
+  });
+
+  it('builds the images on the pinned Node LTS the project declares, as a non-root user under tini, with a HEALTHCHECK', () => {
+    const dockerfile = read('docker/Dockerfile');
+    const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; devDependencies: Record<string, string> };
+    const pinned = pkg.devDependencies.node.replace(/^[\^~]/, '');
+    expect(dockerfile).toContain(`ARG NODE_IMAGE=node:${pinned}-bookworm-slim`);
+    expect(pkg.engines.node).toBe('>=24.11 <25');
+    expect(pinned).toMatch(/^24\.(1[1-9]|[2-9]\d)\.\d+$/);
+    for (const step of [
+      /RUN npx --yes turbo@[\d.]+ prune "\$\{APP\}" --docker/,
+      /^RUN npm ci$/m,
+      /^COPY --from=prune \/app\/tsconfig.base.json \.\/$/m,
+      /^RUN npm ci --omit=dev/m,
+      /apt-get install -y --no-install-recommends tini/,
+      /^USER 10001:10001$/m,
+      /^HEALTHCHECK .* CMD \["node", "\/app\/docker\/healthcheck.mjs"\]$/m,
+      /^ENTRYPOINT \["\/usr\/bin\/tini", "--", "\/app\/docker\/entrypoint.sh"\]$/m,
+    ]) {
+      expect(dockerfile).toMatch(step);
+    }
+    // The build context leaves out local installs, builds and secrets.
+    const ignored = read('.dockerignore').split('\n');
+    for (const entry of ['**/node_modules', '**/dist', '.data', '.git', 'docker/.env']) expect(ignored).toContain(entry);
+  });
+
+  it('composes Postgres, Redis, an SMTP catcher, both migrations, both APIs and both workers', () => {
+    const compose = YAML.parse(read('docker/compose.yaml'), { merge: true }) as { services: Record<string, any> };
+    expect(Object.keys(compose.services).sort()).toEqual(
+      [
+        'mail-api',
+        'mail-migrate',
+        'mail-worker',
+        'mailpit',
+        'platform-api',
+        'platform-migrate',
+        'platform-worker',
+        'postgres',
+        'redis',
+      ].sort(),
+    );
+    for (const app of ['platform', 'mail']) {
+      expect(compose.services[`${app}-migrate`].command).toEqual(['migrate']);
+      for (const role of ['api', 'worker']) {
+        const service = compose.services[`${app}-${role}`];
+        expect(service.command).toEqual([role]);
+        expect(service.depends_on[`${app}-migrate`]).toEqual({ condition: 'service_completed_successfully' });
+        expect(service.depends_on.postgres).toEqual({ condition: 'service_healthy' });
+        expect(service.read_only).toBe(true);
+        expect(service.environment.NODE_ENV).toBe('production');
+        expect(service.build).toMatchObject({ dockerfile: 'docker/Dockerfile', args: { APP: `${app}-api` } });
+      }
+    }
+    // Production mode needs its secrets: compose refuses to start without them (${VAR:?...}).
+    expect(compose.services['platform-api'].environment.AUTH_JWT_SECRET).toMatch(/^\$\{AUTH_JWT_SECRET:\?/);
+    expect(compose.services['mail-worker'].environment.MAIL_SECRETS_KEY).toMatch(/^\$\{MAIL_SECRETS_KEY:\?/);
+    expect(compose.services['mail-worker'].environment.MAIL_SMTP_URL).toBe('smtp://mailpit:1025');
+  });
+
+  it("the entry point runs the app's API, worker, migrate command or CLI, and refuses anything else", async () => {
+    const root = path.join(tmp, 'image');
+    for (const [file, says] of [
+      ['apps/mail-api/dist/main.js', 'api'],
+      ['apps/mail-api/dist/worker.js', 'worker'],
+      ['apps/mail-api/dist/cli/migrate.js', 'migrate'],
+      ['apps/mail-api/dist/cli/mail-cli.js', 'cli'],
+    ]) {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      writeFileSync(path.join(root, file), `console.log(${JSON.stringify(says)}, process.argv.slice(2).join(' '));\n`);
+    }
+    const entry = path.join(REPO, 'docker/entrypoint.sh');
+    const env = { PATH: process.env.PATH, APP: 'mail-api' };
+    const say = async (...args: string[]) => (await run('sh', [entry, ...args], { cwd: root, env })).stdout.trim();
+    expect(await say()).toBe('api');
+    expect(await say('worker')).toBe('worker');
+    expect(await say('migrate')).toBe('migrate');
+    expect(await say('cli', 'project:create', 'Acme')).toBe('cli project:create Acme');
+    await expect(run('sh', [entry, 'shell'], { cwd: root, env })).rejects.toMatchObject({ code: 64 });
+    await expect(run('sh', [entry, 'cli'], { cwd: root, env: { ...env, APP: 'platform-api' } })).rejects.toMatchObject({ code: 64 });
+  });
+
+  describe('the HEALTHCHECK script', () => {
+    let server: Server;
+    let status = 200;
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        res.writeHead(req.url === '/healthz' ? status : 404).end();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it('passes while /healthz answers 200 on the API port, fails otherwise', async () => {
+      const port = String((server.address() as AddressInfo).port);
+      const check = () => run(process.execPath, [path.join(REPO, 'docker/healthcheck.mjs')], { env: { APP: 'mail-api', MAIL_PORT: port } });
+      await expect(check()).resolves.toBeDefined();
+      status = 503;
+      await expect(check()).rejects.toMatchObject({ code: 1 });
+      await expect(run(process.execPath, [path.join(REPO, 'docker/healthcheck.mjs')], { env: { APP: 'nope' } })).rejects.toMatchObject({
+        code: 1,
+      });
+    });
+  });
+});

@@ -1,0 +1,64 @@
+import { Injectable } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Histogram } from 'prom-client';
+import { MetricsRegistry } from './metrics-registry.js';
+
+/** Express sets `route` (the matched pattern) and `baseUrl` (a mounted router's prefix). */
+type RoutedRequest = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
+
+/** Requests that matched no route (404s, scanners): one label value, never the raw URL. */
+export const UNMATCHED_ROUTE = 'unmatched';
+/** The status of a request whose client went away before the response was complete (nginx's convention). */
+export const CLIENT_CLOSED_STATUS = '499';
+
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The route pattern of a request (`/contacts/:id`), never its URL: label values must stay few. */
+export function routeLabel(req: IncomingMessage): string {
+  const { route, baseUrl } = req as RoutedRequest;
+  const pattern = route?.path;
+  if (typeof pattern !== 'string') return UNMATCHED_ROUTE;
+  return baseUrl ? baseUrl + pattern : pattern;
+}
+
+/**
+ * `http_request_duration_seconds{method, route, status_code}`, as an Express middleware installed by
+ * `createHttpApp` when the app has the MetricsModule. Per request: two `hrtime` reads, one listener and
+ * one `observe` when the response closes; the label is the matched route pattern.
+ */
+@Injectable()
+export class HttpMetrics {
+  private readonly duration: Histogram<'method' | 'route' | 'status_code'>;
+
+  constructor(metrics: MetricsRegistry) {
+    this.duration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency by method, route pattern and status code',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: BUCKETS,
+      registers: [metrics.registry],
+    });
+  }
+
+  /** Observes the request when its response closes (installed by `createHttpApp`). */
+  track(req: IncomingMessage, res: ServerResponse): void {
+    const started = process.hrtime.bigint();
+    res.once('close', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      this.duration.observe(
+        {
+          method: req.method ?? 'GET',
+          route: routeLabel(req),
+          status_code: res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED_STATUS,
+        },
+        seconds,
+      );
+    });
+  }
+
+  /** The same as an Express middleware, for an app not built by `createHttpApp`. */
+  readonly middleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+    this.track(req, res);
+    next();
+  };
+}

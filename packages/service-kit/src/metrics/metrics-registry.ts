@@ -1,0 +1,37 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+
+export interface MetricsOptions {
+  /** `platform-api`, `mail-worker`, ...: the `service` label of every series of the process. */
+  service: string;
+  /** Serve `GET /metrics` from the app's HTTP server (the APIs); workers serve it on their own port. */
+  endpoint?: boolean;
+  /** Only queues whose name starts with this are measured and shown (`mail-`, `platform-`): both apps may share one Redis prefix. */
+  queueNamePrefix?: string;
+}
+
+export const METRICS_OPTIONS = Symbol('METRICS_OPTIONS');
+
+/**
+ * The process's one Prometheus registry (prom-client), with the default process metrics (CPU, memory,
+ * event loop lag, GC, handles) and a `service` label on every series. Modules add their own metrics
+ * with `registers: [metrics.registry]`.
+ */
+@Injectable()
+export class MetricsRegistry {
+  readonly registry = new Registry();
+
+  constructor(@Inject(METRICS_OPTIONS) readonly options: MetricsOptions) {
+    this.registry.setDefaultLabels({ service: options.service });
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The Prometheus text exposition of every metric (collectors run now). */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,2 @@
+export * from './queue-dashboard.js';
+export * from './queue-dashboard.module.js';

@@ -1,0 +1,286 @@
+#!/usr/bin/env node
+// Renders the Kubernetes manifests of k8s/ (the kustomize base and every overlay, plus the secret
+// template that is applied by hand) and validates every object offline against the Kubernetes
+// OpenAPI schemas, twice:
+//   1. kubernetes-models (npm): each object's JSON schema (types, required fields, formats such as
+//      quantities), the schemas of the Kubernetes API the package was generated from;
+//   2. strict: TypeScript's excess-property check against the same package's declared interfaces, so
+//      a misspelt or misplaced field (`livenessprobe`, `replicaz`) is an error, not silently ignored.
+// No kustomize or kubectl binary is needed: the kustomizations are rendered by the small renderer
+// below, which supports what k8s/ uses (resources, namespace, labels, images, patches: strategic
+// merge files and JSON 6902 with a target) and refuses any other kustomization field.
+//
+// Usage: node scripts/validate-k8s.mjs [--json <file>] [--print <base|dev|...>]
+//   --json   also writes the rendered objects ({targets: {base: [...], dev: [...]}, templates: [...]})
+//   --print  writes the rendered YAML of one target to stdout (like `kubectl kustomize`) and exits
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import YAML from 'yaml';
+
+const REPO = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
+const K8S = path.join(REPO, 'k8s');
+/** Objects applied by hand (not part of any kustomization), validated as they are. */
+const TEMPLATES = ['k8s/base/secrets.template.yaml'];
+const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'namespace', 'labels', 'resources', 'images', 'patches']);
+const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'PersistentVolume', 'StorageClass', 'PriorityClass']);
+
+class ManifestError extends Error {}
+
+function readYamlDocuments(file) {
+  const docs = YAML.parseAllDocuments(readFileSync(file, 'utf8'));
+  for (const doc of docs) if (doc.errors.length) throw new ManifestError(`${path.relative(REPO, file)}: ${doc.errors[0].message}`);
+  return docs.map((doc) => doc.toJS()).filter((obj) => obj !== null);
+}
+
+const id = (obj) => `${obj.kind}/${obj.metadata?.name}`;
+
+// ---- rendering ---------------------------------------------------------------------------------
+
+function render(dir) {
+  const file = path.join(dir, 'kustomization.yaml');
+  if (!existsSync(file)) throw new ManifestError(`${path.relative(REPO, dir)}: no kustomization.yaml`);
+  const [kustomization] = readYamlDocuments(file);
+  const where = path.relative(REPO, file);
+  for (const field of Object.keys(kustomization)) {
+    if (!SUPPORTED_FIELDS.has(field)) throw new ManifestError(`${where}: field "${field}" is not supported by this renderer`);
+  }
+  let objects = [];
+  for (const entry of kustomization.resources ?? []) {
+    const target = path.resolve(dir, entry);
+    if (!existsSync(target)) throw new ManifestError(`${where}: resource ${entry} does not exist`);
+    objects.push(...(statSync(target).isDirectory() ? render(target) : readYamlDocuments(target)));
+  }
+  for (const patch of kustomization.patches ?? []) objects = applyPatch(objects, patch, dir, where);
+  for (const image of kustomization.images ?? []) setImages(objects, image);
+  for (const label of kustomization.labels ?? []) addLabels(objects, label, where);
+  if (kustomization.namespace) {
+    for (const obj of objects) if (!CLUSTER_SCOPED.has(obj.kind)) (obj.metadata ??= {}).namespace = kustomization.namespace;
+  }
+  const seen = new Set();
+  for (const obj of objects) {
+    const key = `${obj.kind}/${obj.metadata?.namespace ?? ''}/${obj.metadata?.name}`;
+    if (seen.has(key)) throw new ManifestError(`${where}: ${id(obj)} is defined twice`);
+    seen.add(key);
+  }
+  return objects;
+}
+
+function podTemplates(obj) {
+  if (obj.kind === 'Deployment' || obj.kind === 'StatefulSet' || obj.kind === 'DaemonSet' || obj.kind === 'Job') {
+    return obj.spec?.template ? [obj.spec.template] : [];
+  }
+  if (obj.kind === 'CronJob') return obj.spec?.jobTemplate?.spec?.template ? [obj.spec.jobTemplate.spec.template] : [];
+  return [];
+}
+
+function setImages(objects, { name, newName, newTag, digest }) {
+  for (const template of objects.flatMap(podTemplates)) {
+    for (const container of [...(template.spec?.containers ?? []), ...(template.spec?.initContainers ?? [])]) {
+      const [image] = container.image.split(/[@:](?=[^/]*$)/);
+      if (image !== name) continue;
+      container.image = `${newName ?? name}${digest ? `@${digest}` : `:${newTag ?? 'latest'}`}`;
+    }
+  }
+}
+
+function addLabels(objects, { pairs, includeSelectors = false, includeTemplates = false }, where) {
+  if (includeSelectors) throw new ManifestError(`${where}: labels.includeSelectors is not supported (selectors are immutable)`);
+  for (const obj of objects) {
+    obj.metadata ??= {};
+    obj.metadata.labels = { ...obj.metadata.labels, ...pairs };
+    if (includeTemplates) {
+      for (const template of podTemplates(obj)) {
+        template.metadata ??= {};
+        template.metadata.labels = { ...template.metadata.labels, ...pairs };
+      }
+    }
+  }
+}
+
+function applyPatch(objects, patch, dir, where) {
+  if (patch.path && !patch.target) {
+    // Strategic merge patches: each document names the object it patches.
+    for (const doc of readYamlDocuments(path.resolve(dir, patch.path))) {
+      const target = objects.find((o) => o.kind === doc.kind && o.metadata?.name === doc.metadata?.name);
+      if (!target) throw new ManifestError(`${where}: patch ${patch.path} targets ${id(doc)}, which does not exist`);
+      Object.assign(target, strategicMerge(target, doc));
+    }
+    return objects;
+  }
+  if (!patch.target) throw new ManifestError(`${where}: a patch needs a path or a target`);
+  const operations = YAML.parse(patch.patch ?? readFileSync(path.resolve(dir, patch.path), 'utf8'));
+  const targets = objects.filter(
+    (o) =>
+      (!patch.target.kind || o.kind === patch.target.kind) &&
+      (!patch.target.name || new RegExp(`^${patch.target.name}$`).test(o.metadata?.name)),
+  );
+  if (targets.length === 0) throw new ManifestError(`${where}: patch target ${JSON.stringify(patch.target)} matches nothing`);
+  for (const obj of targets) for (const op of operations) applyJsonPatch(obj, op, where);
+  return objects;
+}
+
+/** Maps merge; lists of objects with a `name` merge by name (containers, env, ports, volumes); other values replace. */
+function strategicMerge(base, patch) {
+  if (Array.isArray(base) && Array.isArray(patch) && patch.every((item) => item && typeof item === 'object' && 'name' in item)) {
+    const merged = base.map((item) => {
+      const update = patch.find((p) => p.name === item?.name);
+      return update ? strategicMerge(item, update) : item;
+    });
+    for (const item of patch) if (!base.some((b) => b?.name === item.name)) merged.push(item);
+    return merged;
+  }
+  if (base && patch && typeof base === 'object' && typeof patch === 'object' && !Array.isArray(base) && !Array.isArray(patch)) {
+    const merged = { ...base };
+    for (const [key, value] of Object.entries(patch)) merged[key] = key in base ? strategicMerge(base[key], value) : value;
+    return merged;
+  }
+  return patch;
+}
+
+function applyJsonPatch(obj, { op, path: pointer, value }, where) {
+  const keys = pointer
+    .split('/')
+    .slice(1)
+    .map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const last = keys.pop();
+  let node = obj;
+  for (const key of keys) {
+    if (node?.[key] === undefined) throw new ManifestError(`${where}: ${op} ${pointer} on ${id(obj)}: ${key} does not exist`);
+    node = node[key];
+  }
+  if (op === 'add' && Array.isArray(node) && last === '-') node.push(value);
+  else if (op === 'add' || op === 'replace') {
+    if (op === 'replace' && !(last in node)) throw new ManifestError(`${where}: replace ${pointer} on ${id(obj)}: nothing to replace`);
+    node[last] = value;
+  } else if (op === 'remove') {
+    if (Array.isArray(node)) node.splice(Number(last), 1);
+    else delete node[last];
+  } else throw new ManifestError(`${where}: JSON patch op "${op}" is not supported`);
+}
+
+// ---- validation --------------------------------------------------------------------------------
+
+/** `apps/v1` + `Deployment` -> the kubernetes-models module and its interface name. */
+function modelOf(obj) {
+  if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') return null;
+  const [group, version] = obj.apiVersion.includes('/') ? obj.apiVersion.split('/') : ['', obj.apiVersion];
+  return { module: `kubernetes-models/${group ? `${group}/` : ''}${version}/${obj.kind}`, type: `I${obj.kind}` };
+}
+
+async function validateSchemas(objects, label) {
+  const problems = [];
+  for (const obj of objects) {
+    const model = modelOf(obj);
+    if (!model) {
+      problems.push(`${label} ${id(obj)}: no apiVersion/kind`);
+      continue;
+    }
+    let Model;
+    try {
+      Model = (await import(model.module))[obj.kind];
+    } catch {
+      problems.push(`${label} ${id(obj)}: ${obj.apiVersion} ${obj.kind} is not a Kubernetes API type`);
+      continue;
+    }
+    try {
+      new Model(obj).validate();
+    } catch (err) {
+      problems.push(`${label} ${id(obj)}: ${err.message}`);
+    }
+  }
+  return problems;
+}
+
+/** TypeScript's excess-property check of every object against its kubernetes-models interface. */
+function validateStrict(entries) {
+  const file = path.join(K8S, '__strict_check__.ts');
+  const imports = new Map();
+  const lines = [];
+  const owners = [];
+  entries.forEach(({ obj, label }, i) => {
+    const model = modelOf(obj);
+    if (!model) return;
+    if (!imports.has(model.module)) imports.set(model.module, { alias: `T${imports.size}`, type: model.type });
+    owners.push({ line: lines.length + 1, what: `${label} ${id(obj)}` });
+    lines.push(`export const o${i}: ${imports.get(model.module).alias} = ${JSON.stringify(obj)};`);
+  });
+  const head = [...imports].map(([module, { alias, type }]) => `import type { ${type} as ${alias} } from '${module}';`);
+  const source = [...head, ...lines].join('\n');
+  const options = {
+    strict: true,
+    noEmit: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    types: [],
+    skipLibCheck: true,
+  };
+  const host = ts.createCompilerHost(options);
+  const original = host.getSourceFile.bind(host);
+  host.getSourceFile = (name, languageVersion, ...rest) =>
+    path.resolve(name) === file ? ts.createSourceFile(name, source, languageVersion, true) : original(name, languageVersion, ...rest);
+  host.fileExists = (
+    (exists) => (name) =>
+      path.resolve(name) === file || exists(name)
+  )(host.fileExists.bind(host));
+  const program = ts.createProgram([file], options, host);
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const message = ts.flattenDiagnosticMessageText(d.messageText, ' ');
+    if (!d.file || path.resolve(d.file.fileName) !== file) return `strict check: ${message}`;
+    const line = d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1 - head.length;
+    const owner = owners.find((o) => o.line === line);
+    return `${owner?.what ?? `line ${line}`}: ${message}`;
+  });
+}
+
+async function renderAll() {
+  const targets = { base: render(path.join(K8S, 'base')) };
+  const overlays = path.join(K8S, 'overlays');
+  for (const name of existsSync(overlays) ? readdirSync(overlays).sort() : []) targets[name] = render(path.join(overlays, name));
+  const templates = TEMPLATES.flatMap((file) => readYamlDocuments(path.join(REPO, file)));
+  return { targets, templates };
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const rendered = await renderAll();
+  const printTarget = option('--print');
+  if (printTarget) {
+    const objects = rendered.targets[printTarget];
+    if (!objects) throw new ManifestError(`no target "${printTarget}" (${Object.keys(rendered.targets).join(', ')})`);
+    process.stdout.write(objects.map((o) => YAML.stringify(o)).join('---\n'));
+    return;
+  }
+  const entries = [
+    ...Object.entries(rendered.targets).flatMap(([label, objects]) => objects.map((obj) => ({ obj, label }))),
+    ...rendered.templates.map((obj) => ({ obj, label: 'template' })),
+  ];
+  const problems = [];
+  for (const [label, objects] of Object.entries(rendered.targets)) problems.push(...(await validateSchemas(objects, label)));
+  problems.push(...(await validateSchemas(rendered.templates, 'template')));
+  problems.push(...validateStrict(entries));
+  const version = JSON.parse(readFileSync(path.join(REPO, 'node_modules/kubernetes-models/package.json'), 'utf8')).version;
+  for (const [label, objects] of [...Object.entries(rendered.targets), ['template', rendered.templates]]) {
+    const kinds = {};
+    for (const obj of objects) kinds[obj.kind] = (kinds[obj.kind] ?? 0) + 1;
+    const summary = Object.entries(kinds)
+      .map(([kind, n]) => `${n} ${kind}`)
+      .join(', ');
+    console.log(`${label.padEnd(9)} ${String(objects.length).padStart(3)} objects: ${summary}`);
+  }
+  const jsonFile = option('--json');
+  if (jsonFile) writeFileSync(jsonFile, JSON.stringify(rendered, null, 2));
+  if (problems.length) {
+    console.error(`\n${problems.length} problem(s):`);
+    for (const problem of problems) console.error(`  - ${problem}`);
+    process.exit(1);
+  }
+  console.log(`all ${entries.length} objects valid (kubernetes-models ${version} schemas; strict: no unknown fields)`);
+}
+
+main().catch((err) => {
+  console.error(err instanceof ManifestError ? `validate-k8s: ${err.message}` : err);
+  process.exit(1);
+});
