@@ -9,5 +9,6 @@ runWorker({
   loadConfig: () => loadMailConfig(),
   module: (config) => WorkerModule.forRoot(config),
   concurrency: (config) => config.workerConcurrency,
+  metrics: { port: (config) => config.workerMetricsPort, queueNamePrefix: 'mail-' },
   afterStart: (app) => app.get(RecurringJobs).schedule(),
 });

@@ -20,6 +20,8 @@ describe('mail config', () => {
       logLevel: 'info',
       dataDir,
       workerConcurrency: 4,
+      workerMetricsPort: 9465,
+      adminToken: null,
       trustProxy: false,
       bootstrapKeys: null,
       smtpUrl: null,
@@ -37,8 +39,22 @@ describe('mail config', () => {
       sendLockSeconds: 30,
       domainRecheckSeconds: 600,
       linkSecret: expect.stringMatching(/^[0-9a-f]{64}$/),
+      tracking: true,
+      campaignSweepSeconds: 30,
       secretsKey: expect.any(Buffer),
+      workflows: { webhookAllowPrivate: false, webhookTimeoutMs: 10_000, webhookRetryBaseMs: 1000, sweepSeconds: 30, concurrency: 16 },
     });
+  });
+
+  it('reads the workflow settings, MAIL_WEBHOOK_ALLOW_PRIVATE as true or false only', () => {
+    expect(
+      loadMailConfig({ DATA_DIR: dataDir, MAIL_WEBHOOK_ALLOW_PRIVATE: 'true', MAIL_WORKFLOW_SWEEP_SECONDS: '5' }).workflows,
+    ).toMatchObject({
+      webhookAllowPrivate: true,
+      sweepSeconds: 5,
+    });
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_WEBHOOK_ALLOW_PRIVATE: 'yes' })).toThrow(/MAIL_WEBHOOK_ALLOW_PRIVATE/);
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_WEBHOOK_TIMEOUT_MS: '0' })).toThrow(/MAIL_WEBHOOK_TIMEOUT_MS/);
   });
 
   it('keeps the development link secret under DATA_DIR, the same across loads', () => {

@@ -6,8 +6,10 @@ import { Redis } from 'ioredis';
 import { MaintenanceJob } from '@app/contracts';
 import { heartbeatKey, QueueService, WorkerRunner } from '@app/service-kit';
 import { waitFor } from '@app/service-kit/testing';
+import { CAMPAIGN_QUEUE, CampaignJob } from '../src/modules/campaigns/campaigns.queue.js';
 import { EMAIL_QUEUE, MailEmailJob } from '../src/modules/delivery/email-delivery.queue.js';
 import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
+import { MailWorkflowJob, WORKFLOW_QUEUE } from '../src/modules/workflows/workflows.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 
@@ -28,7 +30,7 @@ describe('mail BullMQ round trip through a real Redis', () => {
 
   it('the worker discovers the processors the modules declare', () => {
     const handlers = worker.get(WorkerRunner).discoverHandlers();
-    expect([...handlers.keys()].sort()).toEqual([EMAIL_QUEUE, MAINTENANCE_QUEUE].sort());
+    expect([...handlers.keys()].sort()).toEqual([EMAIL_QUEUE, MAINTENANCE_QUEUE, WORKFLOW_QUEUE, CAMPAIGN_QUEUE].sort());
     expect([...(handlers.get(MAINTENANCE_QUEUE)?.keys() ?? [])].sort()).toEqual(
       [
         MaintenanceJob.WorkerHeartbeat,
@@ -36,9 +38,13 @@ describe('mail BullMQ round trip through a real Redis', () => {
         MailMaintenanceJob.RequeueEmails,
         MailMaintenanceJob.PurgeIdempotencyKeys,
         MailMaintenanceJob.PurgeSendRequests,
+        MailMaintenanceJob.SweepWorkflows,
+        MailMaintenanceJob.SweepCampaigns,
       ].sort(),
     );
     expect([...(handlers.get(EMAIL_QUEUE)?.keys() ?? [])]).toEqual([MailEmailJob.Deliver]);
+    expect([...(handlers.get(CAMPAIGN_QUEUE)?.keys() ?? [])].sort()).toEqual([CampaignJob.Dispatch, CampaignJob.Batch].sort());
+    expect([...(handlers.get(WORKFLOW_QUEUE)?.keys() ?? [])].sort()).toEqual([MailWorkflowJob.Step, MailWorkflowJob.Trigger].sort());
   });
 
   it('a heartbeat enqueued by the API is processed by the worker', async () => {

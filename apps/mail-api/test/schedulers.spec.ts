@@ -80,6 +80,8 @@ describe('mail job schedulers (real worker processes)', () => {
       { id: MailMaintenanceJob.RequeueEmails, name: MailMaintenanceJob.RequeueEmails, every: 60_000 },
       { id: MailMaintenanceJob.PurgeIdempotencyKeys, name: MailMaintenanceJob.PurgeIdempotencyKeys, every: 3600_000 },
       { id: MailMaintenanceJob.PurgeSendRequests, name: MailMaintenanceJob.PurgeSendRequests, every: 3600_000 },
+      { id: MailMaintenanceJob.SweepCampaigns, name: MailMaintenanceJob.SweepCampaigns, every: 30_000 },
+      { id: MailMaintenanceJob.SweepWorkflows, name: MailMaintenanceJob.SweepWorkflows, every: 30_000 },
     ].sort((a, b) => a.id.localeCompare(b.id));
     await startWorker('A');
     expect(await schedulersOf(queue)).toEqual(expected);

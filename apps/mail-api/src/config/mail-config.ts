@@ -1,5 +1,5 @@
-import { Expose, Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { Expose, Transform, Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { ConfigError, defaultDataDir, devSecret, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
@@ -20,6 +20,10 @@ export class MailEnv {
   @Expose() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
   @Expose() @IsString() DATA_DIR = defaultDataDir();
   @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
+  /** The worker's /metrics, /healthz and /readyz port (0: a free one, logged). */
+  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(65535) MAIL_WORKER_METRICS_PORT = 9465;
+  /** Opens the queue dashboard (/admin/queues) to whoever presents it; unset: no dashboard. */
+  @Expose() @IsOptional() @MinLength(24, { message: 'must be at least 24 characters' }) MAIL_ADMIN_TOKEN?: string;
   /** Proxies allowed to set X-Forwarded-For: a hop count or a comma list of addresses/CIDRs; unset = none. */
   @Expose() @IsOptional() @IsString() TRUST_PROXY?: string;
 
@@ -48,7 +52,19 @@ export class MailEnv {
   @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(3600) MAIL_SEND_LOCK_SECONDS = 30;
   @Expose() @Type(() => Number) @IsInt() @Min(5) MAIL_DOMAIN_RECHECK_SECONDS = 600;
   @Expose() @IsOptional() @IsString() MAIL_LINK_SECRET?: string;
+  /** Open pixel and click-redirect links in marketing emails; `false` sends them untouched. */
+  @Expose() @IsIn(['true', 'false']) MAIL_TRACKING = 'true';
+  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(3600) MAIL_CAMPAIGN_SWEEP_SECONDS = 30;
   @Expose() @IsOptional() @IsString() MAIL_SECRETS_KEY?: string;
+  /** Workflow WEBHOOK steps may call private and loopback addresses in production (they always may elsewhere). */
+  @Expose()
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean()
+  MAIL_WEBHOOK_ALLOW_PRIVATE = false;
+  @Expose() @Type(() => Number) @IsInt() @Min(100) @Max(60_000) MAIL_WEBHOOK_TIMEOUT_MS = 10_000;
+  @Expose() @Type(() => Number) @IsInt() @Min(10) @Max(60_000) MAIL_WEBHOOK_RETRY_BASE_MS = 1000;
+  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(3600) MAIL_WORKFLOW_SWEEP_SECONDS = 30;
+  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(1000) MAIL_WORKFLOW_CONCURRENCY = 16;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
@@ -61,6 +77,10 @@ export interface MailConfig {
   logLevel: string;
   dataDir: string;
   workerConcurrency: number;
+  /** `MAIL_WORKER_METRICS_PORT`: where the worker serves /metrics and its probes. */
+  workerMetricsPort: number;
+  /** `MAIL_ADMIN_TOKEN`: the queue dashboard's credential; null: no dashboard. */
+  adminToken: string | null;
   /** `TRUST_PROXY`: which peers may set the client address through X-Forwarded-For. */
   trustProxy: TrustProxySetting;
   /** The `Default` project's keys, created at start when no project has this secret key. */
@@ -92,10 +112,29 @@ export interface MailConfig {
   sendLockSeconds: number;
   /** How often the worker rechecks the DNS of pending domains. */
   domainRecheckSeconds: number;
-  /** HMAC key of unsubscribe links (required in production; a per-install dev secret otherwise). */
+  /** HMAC key of unsubscribe and tracking links (required in production; a per-install dev secret otherwise). */
   linkSecret: string;
+  /** Open pixel and click-redirect links in marketing emails (`MAIL_TRACKING`, default true). */
+  tracking: boolean;
+  /**
+   * How often the worker sweeps campaigns (re-creates dispatch, batch and delivery jobs missing from
+   * Redis, completes finished campaigns) and re-asserts its recurring job schedules.
+   */
+  campaignSweepSeconds: number;
   /** AES-256-GCM key (32 bytes) of secrets kept in the database (DKIM private keys): required in production. */
   secretsKey: Buffer;
+  /** Workflows: webhook targets, timeouts and retries, the sweep's interval and the step queue's concurrency. */
+  workflows: {
+    /** Private and loopback webhook targets are refused when `env` is production, unless this is true. */
+    webhookAllowPrivate: boolean;
+    webhookTimeoutMs: number;
+    /** First backoff of a failed webhook attempt, doubled for each further one (5 attempts). */
+    webhookRetryBaseMs: number;
+    /** How often the worker rebuilds missing step jobs from Postgres. */
+    sweepSeconds: number;
+    /** Step jobs one worker process runs at once (webhook steps wait on the network). */
+    concurrency: number;
+  };
 }
 
 export const MAIL_CONFIG = Symbol('MAIL_CONFIG');
@@ -156,6 +195,8 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    workerMetricsPort: e.MAIL_WORKER_METRICS_PORT,
+    adminToken: e.MAIL_ADMIN_TOKEN ?? null,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     bootstrapKeys:
       e.MAIL_BOOTSTRAP_SECRET_KEY && e.MAIL_BOOTSTRAP_PUBLIC_KEY
@@ -176,6 +217,15 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     sendLockSeconds: e.MAIL_SEND_LOCK_SECONDS,
     domainRecheckSeconds: e.MAIL_DOMAIN_RECHECK_SECONDS,
     linkSecret: e.MAIL_LINK_SECRET ?? devSecret(e.DATA_DIR, 'mail_link_secret'),
+    tracking: e.MAIL_TRACKING === 'true',
+    campaignSweepSeconds: e.MAIL_CAMPAIGN_SWEEP_SECONDS,
     secretsKey: parseSecretsKey(e.MAIL_SECRETS_KEY ?? devSecret(e.DATA_DIR, 'mail_secrets_key')),
+    workflows: {
+      webhookAllowPrivate: e.MAIL_WEBHOOK_ALLOW_PRIVATE,
+      webhookTimeoutMs: e.MAIL_WEBHOOK_TIMEOUT_MS,
+      webhookRetryBaseMs: e.MAIL_WEBHOOK_RETRY_BASE_MS,
+      sweepSeconds: e.MAIL_WORKFLOW_SWEEP_SECONDS,
+      concurrency: e.MAIL_WORKFLOW_CONCURRENCY,
+    },
   };
 }

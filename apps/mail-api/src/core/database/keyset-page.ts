@@ -9,6 +9,12 @@ export interface KeysetPageQuery {
   /** Only rows older than this id (the cursor of the previous page). */
   beforeId?: string;
   limit: number;
+  /**
+   * The total from elsewhere than a count of the rows the filter matches (e.g. a maintained
+   * per-project count): a scalar subquery, its parameters bound with `param`. Page and total then
+   * come back in one statement (one round trip, one pooled connection).
+   */
+  totalFrom?: (param: (value: unknown) => string) => string;
 }
 
 /**
@@ -21,9 +27,27 @@ export async function keysetPage<T>(db: Db, q: KeysetPageQuery): Promise<{ rows:
   const page = q.filter.copy();
   if (q.beforeId) page.add(`${q.idColumn} < ?`, q.beforeId);
   const limit = page.param(q.limit + 1);
+  const pageSql = `SELECT ${q.select} FROM ${q.from} WHERE ${page.sql()} ORDER BY ${q.idColumn} DESC LIMIT ${limit}`;
+  if (q.totalFrom)
+    return pageWithTotal<T>(db, { pageSql, totalSql: q.totalFrom((value) => page.param(value)), page, idColumn: q.idColumn });
   const [rows, [{ total }]] = await Promise.all([
-    queryPrepared<T>(db, `SELECT ${q.select} FROM ${q.from} WHERE ${page.sql()} ORDER BY ${q.idColumn} DESC LIMIT ${limit}`, page.params),
+    queryPrepared<T>(db, pageSql, page.params),
     queryPrepared<{ total: number }>(db, `SELECT count(*)::int AS total FROM ${q.from} WHERE ${q.filter.sql()}`, q.filter.params),
   ]);
   return { rows, total };
+}
+
+/** Page and total in one statement: at least one row (all page columns null when the page is empty). */
+async function pageWithTotal<T>(
+  db: Db,
+  q: { pageSql: string; totalSql: string; page: SqlWhere; idColumn: string },
+): Promise<{ rows: T[]; total: number }> {
+  const rows = await queryPrepared<Record<string, unknown> & { total: number }>(
+    db,
+    `SELECT p.*, (${q.totalSql}) AS total FROM (SELECT 1) AS one LEFT JOIN LATERAL (${q.pageSql}) AS p ON true`,
+    q.page.params,
+  );
+  const total = rows[0]?.total ?? 0;
+  const page = rows.filter((row) => row[q.idColumn] !== null).map(({ total: _total, ...row }) => row as T);
+  return { rows: page, total };
 }

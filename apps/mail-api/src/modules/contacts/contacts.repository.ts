@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ContactDataPrimitive, MailContact } from '@app/contracts';
-import { likePattern, queryPrepared, SqlWhere, type Db } from '@app/service-kit';
+import { execute, likePattern, queryPrepared, SqlWhere, type Db } from '@app/service-kit';
 import { keysetPage } from '../../core/database/keyset-page.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import type { ContactDataPatch } from './contact-data.js';
@@ -45,6 +45,9 @@ export function upsertContactSql(source = 'VALUES ($1::uuid, $2::text, coalesce(
         updated_at = now()`;
 }
 
+/** The project's contacts: the sum of its counter shards (see the ContactCounts migration). */
+const projectContactCount = (project: string) => `SELECT coalesce(sum(contacts), 0)::int FROM contact_counts WHERE project_id = ${project}`;
+
 export interface ContactChange {
   email: string;
   /** Undefined: true for a new contact, unchanged for an existing one. */
@@ -79,13 +82,20 @@ export class ContactsRepository {
     return { row: contact, inserted };
   }
 
-  /** One page (limit + 1 rows, newest first) and the total matching the filters. */
+  /**
+   * One page (limit + 1 rows, newest first) and the exact total matching the filters. Without a
+   * filter the total is the project's maintained count (contact_counts, kept by triggers in every
+   * writer's transaction: migration 1763930000000-ContactCounts), not a count of its contacts on every
+   * page; with `subscribed` or `search` it counts the matching rows (through the indexes).
+   */
   list(db: Db, scope: ProjectScope, filter: ContactListFilter): Promise<{ rows: ContactRow[]; total: number }> {
     const where = new SqlWhere().add('project_id = ?', scope.projectId);
     if (filter.subscribed !== undefined) where.add('subscribed = ?', filter.subscribed);
     // The expression matches the trigram index contacts_email_trgm_idx.
     if (filter.search) where.add('lower(email) LIKE ?', likePattern(filter.search.toLowerCase()));
-    const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit };
+    const unfiltered = filter.subscribed === undefined && !filter.search;
+    const totalFrom = unfiltered ? (param: (value: unknown) => string) => projectContactCount(param(scope.projectId)) : undefined;
+    const page = { filter: where, beforeId: filter.beforeId, limit: filter.limit, totalFrom };
     return keysetPage<ContactRow>(db, { select: CONTACT_COLUMNS, from: 'contacts', idColumn: 'id', ...page });
   }
 
@@ -143,6 +153,22 @@ export class ContactsRepository {
       [scope.projectId, input.emails, input.subscribed],
     );
     return new Map(rows.map((r) => [r.email, r.id]));
+  }
+
+  /**
+   * Static segment members (POST /segments/{id}/members): creates the contacts of these emails that
+   * the project does not have yet, unsubscribed (being put on a list is no opt-in); existing contacts are
+   * not touched at all. Rows are taken in email order so concurrent calls cannot deadlock. Returns how
+   * many were created.
+   */
+  insertMissingUnsubscribed(tx: Db, scope: ProjectScope, input: { emails: string[] }): Promise<number> {
+    return execute(
+      tx,
+      `INSERT INTO contacts (project_id, email, subscribed)
+       SELECT $1, e.email, false FROM unnest($2::text[]) AS e(email) ORDER BY lower(e.email)
+       ON CONFLICT (project_id, (lower(email))) DO NOTHING`,
+      [scope.projectId, input.emails],
+    );
   }
 
   /**

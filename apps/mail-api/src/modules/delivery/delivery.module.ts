@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
+import { CampaignCompletion } from '../campaigns/campaign-completion.js';
+import { CampaignsRepository } from '../campaigns/campaigns.repository.js';
 import { UnsubscribeModule } from '../unsubscribe/unsubscribe.module.js';
+import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
 import { EmailDeliveryJobs } from './email-delivery.jobs.js';
 import { EmailDeliveryQueue } from './email-delivery.queue.js';
 import { EmailDeliveryRepository } from './email-delivery.repository.js';
@@ -13,7 +16,16 @@ import { MailTransport } from './mail-transport.js';
  */
 @Module({
   imports: [UnsubscribeModule],
-  providers: [EmailDeliveryQueue, EmailDeliveryRepository, EmailDeliveryJobs, MailTransport],
+  // A campaign's last email completes the campaign (CampaignCompletion, through its one writer CampaignsRepository).
+  providers: [
+    EmailDeliveryQueue,
+    EmailDeliveryRepository,
+    EmailDeliveryBatcher,
+    EmailDeliveryJobs,
+    MailTransport,
+    CampaignsRepository,
+    CampaignCompletion,
+  ],
   exports: [EmailDeliveryQueue, EmailDeliveryRepository],
 })
 export class DeliveryModule {}

@@ -4,9 +4,15 @@ import { DataSource } from 'typeorm';
 import { OnJob, type OwnsQueueWorkerOptions, type QueueWorkerOptions } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { projectScope, type ProjectScope } from '../../core/scope/project-scope.js';
+import { CampaignCompletion } from '../campaigns/campaign-completion.js';
+import { addTracking } from '../engagement/email-tracking.js';
+import { EngagementEventBatcher } from '../engagement/engagement-event-batcher.js';
+import { EMAIL_EVENT } from '../engagement/engagement-events.service.js';
+import { TrackingLinks } from '../engagement/tracking-links.js';
 import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../maintenance/maintenance.queue.js';
 import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, priorityOf, type MailEmailDeliverPayload } from './email-delivery.queue.js';
+import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
 import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
 import { buildMessage, domainOf } from './email-message.js';
 import { emailQueueWorkerOptions } from './email-queue-options.js';
@@ -37,6 +43,11 @@ export type DeliveryOutcome = { status: 'SENT' | 'FAILED'; providerMessageId?: s
  * The one window no local design closes: the relay accepted the message and the process died
  * before SENT was committed. The email is then sent again, with the same deterministic Message-ID,
  * so receivers and relays that deduplicate on it drop the copy.
+ *
+ * Marketing emails carry open and click tracking (MAIL_TRACKING). A campaign email's SENT is recorded
+ * with the contact's `email.sent` event, a permanent refusal with `email.bounced` (any email with a
+ * contact), each right after its outcome; the outcome of a campaign's last email completes
+ * the campaign. A CANCELLED email (its campaign was cancelled) is never claimed, so never sent.
  */
 @Injectable()
 export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
@@ -45,9 +56,13 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
   constructor(
     private readonly dataSource: DataSource,
     private readonly emails: EmailDeliveryRepository,
+    private readonly batcher: EmailDeliveryBatcher,
     private readonly transport: MailTransport,
     private readonly links: UnsubscribeLinks,
     private readonly queue: EmailDeliveryQueue,
+    private readonly events: EngagementEventBatcher,
+    private readonly tracking: TrackingLinks,
+    private readonly campaigns: CampaignCompletion,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
   ) {}
 
@@ -61,24 +76,75 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     const { emailId, projectId } = job.data;
     if (!UUID.test(emailId) || !UUID.test(projectId)) throw new UnrecoverableError(`malformed email job ${job.id}`);
     const scope = projectScope(projectId);
-    const email = await this.emails.claim(this.dataSource, scope, { emailId, lockSeconds: this.config.sendLockSeconds });
+    // Batched with the claims of the jobs running alongside (EmailDeliveryBatcher).
+    const email = await this.batcher.claim(scope, { emailId, lockSeconds: this.config.sendLockSeconds });
     if (!email) return this.notClaimed(job, scope);
     const refusal = this.refusal(email);
     if (refusal) {
       await this.emails.markFailed(this.dataSource, scope, { email, error: refusal });
+      this.completeCampaign(email);
       return { status: 'FAILED' };
     }
+    let sent: { providerMessageId: string };
     try {
-      const unsubscribeUrl = email.type === 'MARKETING' ? this.links.urlFor(email.projectId, email.contactId!) : null;
+      const marketing = email.type === 'MARKETING';
+      const unsubscribeUrl = marketing ? this.links.urlFor(email.projectId, email.contactId!) : null;
       const unsigned = email.dkim ? null : unsignedReason(this.config, domainOf(email.fromEmail));
-      const sent = await this.whileClaimed(scope, email, () =>
-        this.transport.send(buildMessage(email, unsubscribeUrl, unsigned), email.id),
+      const tracked = marketing && this.config.tracking ? this.tracked(email) : null;
+      sent = await this.whileClaimed(scope, email, () =>
+        this.transport.send(buildMessage(email, unsubscribeUrl, unsigned, tracked), email.id),
       );
-      await this.emails.markSent(this.dataSource, scope, { email, providerMessageId: sent.providerMessageId });
-      return { status: 'SENT', providerMessageId: sent.providerMessageId };
     } catch (err) {
       return this.onSendError(job, scope, email, err);
     }
+    await this.markSent(scope, email, sent.providerMessageId);
+    return { status: 'SENT', providerMessageId: sent.providerMessageId };
+  }
+
+  /** The HTML with its links through signed click redirects and an open pixel (engagement module). */
+  private tracked(email: ClaimedEmail): string {
+    const target = { projectId: email.projectId, emailId: email.id };
+    return addTracking(email.html, {
+      open: this.tracking.openUrl(target),
+      click: (url) => this.tracking.clickUrl(target, url),
+      keep: (url) => this.tracking.isOwnLink(url),
+    });
+  }
+
+  /** SENT; a campaign email also records the contact's `email.sent` event, then asks for the campaign's completion. */
+  private async markSent(scope: ProjectScope, email: ClaimedEmail, providerMessageId: string): Promise<void> {
+    const changed = await this.batcher.markSent(scope, { email, providerMessageId });
+    if (!email.campaignId) return;
+    if (changed) await this.recordEvent(scope, email, EMAIL_EVENT.sent);
+    this.completeCampaign(email);
+  }
+
+  /** FAILED; a bounce (permanent SMTP refusal) of an email to a contact also records `email.bounced`. */
+  private async markFailed(scope: ProjectScope, email: ClaimedEmail, error: string, bounced: boolean): Promise<void> {
+    const changed = await this.emails.markFailed(this.dataSource, scope, { email, error, bounced });
+    if (changed && bounced) await this.recordEvent(scope, email, EMAIL_EVENT.bounced, { error: error.slice(0, 500) });
+    this.completeCampaign(email);
+  }
+
+  /**
+   * The contact's event of an outcome, recorded right after the outcome committed (only by the call
+   * that recorded the outcome, so never twice). Not in the outcome's transaction: a transaction held
+   * open while the event's consumers (workflows) read through the pool can starve a worker's pool at
+   * MAIL_SEND_CONCURRENCY above its size. A crash between the two loses the event, never the outcome.
+   */
+  private async recordEvent(scope: ProjectScope, email: ClaimedEmail, name: string, extra: Record<string, string> = {}): Promise<void> {
+    if (!email.contactId) return;
+    try {
+      const data = { emailId: email.id, ...(email.campaignId ? { campaignId: email.campaignId } : {}), ...extra };
+      await this.events.record(scope.projectId, { contactId: email.contactId, name, data });
+    } catch (err) {
+      this.logger.warn({ emailId: email.id, event: name, err: (err as Error).message }, 'recording an email event failed');
+    }
+  }
+
+  /** A campaign becomes SENT shortly after the outcome of its last unfinished email (CampaignCompletion). */
+  private completeCampaign(email: ClaimedEmail): void {
+    if (email.campaignId) this.campaigns.soon(email.projectId, email.campaignId);
   }
 
   /**
@@ -122,7 +188,7 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
    */
   private async notClaimed(job: Job<MailEmailDeliverPayload>, scope: ProjectScope): Promise<DeliveryOutcome> {
     const state = await this.emails.state(this.dataSource, scope, job.data.emailId);
-    if (!state || state.status === 'SENT' || state.status === 'FAILED') {
+    if (!state || state.status === 'SENT' || state.status === 'FAILED' || state.status === 'CANCELLED') {
       return { status: 'SKIPPED', reason: state ? `already ${state.status}` : 'no such email' };
     }
     const until = Math.max(state.claimedUntil?.getTime() ?? 0, Date.now()) + 250 + Math.floor(Math.random() * 250);
@@ -139,7 +205,7 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     const message = describeError(err);
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (isPermanentFailure(err) || lastAttempt) {
-      await this.emails.markFailed(this.dataSource, scope, { email, error: message });
+      await this.markFailed(scope, email, message, isPermanentFailure(err));
       throw new UnrecoverableError(message);
     }
     await this.emails.release(this.dataSource, scope, { email, error: message });

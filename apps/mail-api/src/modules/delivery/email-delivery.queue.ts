@@ -84,6 +84,21 @@ export class EmailDeliveryQueue {
     );
   }
 
+  /**
+   * Removes the jobs of emails that will never be sent (a cancelled campaign's): each would still take
+   * a slot of the sending limiter only to find its row CANCELLED. Jobs being processed stay (their
+   * claim finds the row CANCELLED). Returns how many were removed.
+   */
+  async remove(ids: string[]): Promise<number> {
+    const queue = this.queues.queue(EMAIL_QUEUE);
+    let removed = 0;
+    for (let i = 0; i < ids.length; i += 500) {
+      const results = await Promise.all(ids.slice(i, i + 500).map((id) => queue.remove(id)));
+      removed += results.filter((r) => r === 1).length;
+    }
+    return removed;
+  }
+
   /** The ids among `ids` that have a job in Redis (in any state), in one pipelined round trip. */
   async existingJobIds(ids: string[]): Promise<Set<string>> {
     const queue = this.queues.queue(EMAIL_QUEUE);

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { MailTemplateType } from '@app/contracts';
-import { query, queryPrepared, type Db } from '@app/service-kit';
+import { query, queryOne, queryPrepared, type Db } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import { DkimKeyCipher } from '../domains/dkim-key-cipher.js';
@@ -17,6 +17,8 @@ export interface ClaimedEmail {
   id: string;
   projectId: string;
   contactId: string | null;
+  /** The campaign the email belongs to (its `email.sent` event, the campaign's completion), or null. */
+  campaignId: string | null;
   type: 'TRANSACTIONAL' | 'MARKETING';
   toEmail: string;
   toName: string | null;
@@ -58,6 +60,12 @@ export interface EmailToInsert {
   html: string;
 }
 
+/** The email an open or click was recorded for. */
+export interface EngagedEmail {
+  contactId: string | null;
+  campaignId: string | null;
+}
+
 export interface UnfinishedEmail {
   id: string;
   projectId: string;
@@ -78,10 +86,10 @@ const CLAIM = `
        SET status = 'SENDING', attempts = attempts + 1, claimed_until = now() + make_interval(secs => $3), updated_at = now()
      WHERE id = $1 AND project_id = $2
        AND (status = 'QUEUED' OR (status = 'SENDING' AND claimed_until < now()))
-    RETURNING id, project_id, send_request_id, contact_id, type, to_email, to_name, from_email, from_name, reply_to,
+    RETURNING id, project_id, send_request_id, contact_id, campaign_id, type, to_email, to_name, from_email, from_name, reply_to,
               subject, html, headers, attempts
   )
-  SELECT c.id, c.project_id AS "projectId", c.contact_id AS "contactId", c.type, c.to_email AS "toEmail",
+  SELECT c.id, c.project_id AS "projectId", c.contact_id AS "contactId", c.campaign_id AS "campaignId", c.type, c.to_email AS "toEmail",
          c.to_name AS "toName", c.from_email AS "fromEmail", c.from_name AS "fromName", c.reply_to AS "replyTo",
          c.subject, c.html, c.headers, c.attempts, COALESCE(r.attachments, '[]'::jsonb) AS attachments,
          d.domain AS "dkimDomain", d.dkim_selector AS "dkimSelector", d.dkim_private_key AS "dkimPrivateKey",
@@ -93,6 +101,13 @@ const CLAIM = `
     LEFT JOIN contacts ct ON ct.id = c.contact_id AND ct.project_id = c.project_id`;
 
 type ClaimRow = Omit<ClaimedEmail, 'dkim'> & { dkimDomain: string | null; dkimSelector: string | null; dkimPrivateKey: string | null };
+
+/** CLAIM over many emails at once (EmailDeliveryBatcher): the same statement, for the (id, project) pairs of $1, $2. */
+const CLAIM_MANY = CLAIM.replace(
+  'WHERE id = $1 AND project_id = $2',
+  'WHERE (id, project_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))',
+);
+if (CLAIM_MANY === CLAIM) throw new Error('CLAIM_MANY: CLAIM no longer selects its email by `id = $1 AND project_id = $2`');
 
 /**
  * The one writer of `emails`: the QUEUED rows of a send (in the send's transaction), then the claim and
@@ -111,7 +126,8 @@ export class EmailDeliveryRepository {
   async insertQueued(
     tx: Db,
     scope: ProjectScope,
-    input: { fields: EmailMessageFields; emails: EmailToInsert[] },
+    // A null contact: an address that is no contact (a campaign's test send).
+    input: { fields: EmailMessageFields; emails: (Omit<EmailToInsert, 'contactId'> & { contactId: string | null })[] },
   ): Promise<Map<string, string>> {
     const { fields, emails } = input;
     const rows = await queryPrepared<{ id: string; to_email: string }>(
@@ -142,6 +158,118 @@ export class EmailDeliveryRepository {
     return new Map(rows.map((r) => [r.to_email, r.id]));
   }
 
+  /**
+   * One batch of a campaign's emails (MARKETING, QUEUED), one statement. A contact that already has
+   * this campaign's email gets none (the unique (campaign_id, contact_id) index): a batch run twice
+   * inserts nothing twice. Returns the rows inserted now.
+   */
+  insertCampaignEmails(
+    tx: Db,
+    scope: ProjectScope,
+    input: { campaignId: string; from: EmailAddress; replyTo: string | null; emails: EmailToInsert[] },
+  ): Promise<{ id: string; contactId: string }[]> {
+    const { from, emails } = input;
+    return query<{ id: string; contactId: string }>(
+      tx,
+      `INSERT INTO emails (project_id, campaign_id, contact_id, type, to_email, to_name, from_email, from_name, reply_to, subject, html)
+       SELECT $1, $2, r.contact_id, 'MARKETING', r.to_email, r.to_name, $3, $4, $5, r.subject, r.html
+         FROM unnest($6::uuid[], $7::text[], $8::text[], $9::text[], $10::text[]) WITH ORDINALITY
+              AS r(contact_id, to_email, to_name, subject, html, ord)
+        ORDER BY r.ord
+       ON CONFLICT (campaign_id, contact_id) WHERE campaign_id IS NOT NULL DO NOTHING
+       RETURNING id, contact_id AS "contactId"`,
+      [
+        scope.projectId,
+        input.campaignId,
+        from.email,
+        from.name,
+        input.replyTo,
+        emails.map((e) => e.contactId),
+        emails.map((e) => e.to.email),
+        emails.map((e) => e.to.name),
+        emails.map((e) => e.subject),
+        emails.map((e) => e.html),
+      ],
+    );
+  }
+
+  /**
+   * A cancelled campaign's unsent emails become CANCELLED, in the cancel's transaction: the claim takes
+   * only QUEUED (or lapsed SENDING) rows, so none is sent afterwards. A SENDING row whose send is in
+   * flight is cancelled too; if the relay accepts it, markSent records the truth (SENT). Returns their ids.
+   */
+  async cancelCampaignEmails(tx: Db, scope: ProjectScope, campaignId: string): Promise<string[]> {
+    const rows = await query<{ id: string }>(
+      tx,
+      `UPDATE emails SET status = 'CANCELLED', claimed_until = NULL, updated_at = now()
+        WHERE project_id = $1 AND campaign_id = $2 AND status IN ('QUEUED', 'SENDING') RETURNING id`,
+      [scope.projectId, campaignId],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Records the first open of an email (the pixel, or a click); null when it was opened before. */
+  markOpened(db: Db, scope: ProjectScope, emailId: string): Promise<EngagedEmail | null> {
+    return queryOne<EngagedEmail>(
+      db,
+      `UPDATE emails SET opened_at = now() WHERE project_id = $1 AND id = $2 AND opened_at IS NULL
+       RETURNING contact_id AS "contactId", campaign_id AS "campaignId"`,
+      [scope.projectId, emailId],
+    );
+  }
+
+  /** Records the first click of a tracked link of an email; null when one was clicked before. */
+  markClicked(db: Db, scope: ProjectScope, emailId: string): Promise<EngagedEmail | null> {
+    return queryOne<EngagedEmail>(
+      db,
+      `UPDATE emails SET clicked_at = now() WHERE project_id = $1 AND id = $2 AND clicked_at IS NULL
+       RETURNING contact_id AS "contactId", campaign_id AS "campaignId"`,
+      [scope.projectId, emailId],
+    );
+  }
+
+  /**
+   * A workflow SEND_EMAIL step's email (QUEUED), in the step's transaction. One per (execution, step
+   * visit): the unique index makes a second insert of the same visit answer the first email's id.
+   */
+  async insertWorkflowEmail(
+    tx: Db,
+    scope: ProjectScope,
+    input: { executionId: string; stepSeq: number; fields: Omit<EmailMessageFields, 'sendRequestId' | 'headers'>; email: EmailToInsert },
+  ): Promise<string> {
+    const { fields, email } = input;
+    const inserted = await queryOne<{ id: string }>(
+      tx,
+      `INSERT INTO emails (project_id, workflow_execution_id, workflow_step_seq, contact_id, template_id, type, to_email, to_name,
+                           from_email, from_name, reply_to, subject, html)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       ON CONFLICT (workflow_execution_id, workflow_step_seq) WHERE workflow_execution_id IS NOT NULL DO NOTHING
+       RETURNING id`,
+      [
+        scope.projectId,
+        input.executionId,
+        input.stepSeq,
+        email.contactId,
+        fields.templateId,
+        fields.type,
+        email.to.email,
+        email.to.name,
+        fields.from.email,
+        fields.from.name,
+        fields.replyTo,
+        email.subject,
+        email.html,
+      ],
+    );
+    if (inserted) return inserted.id;
+    const existing = await queryOne<{ id: string }>(
+      tx,
+      `SELECT id FROM emails WHERE project_id = $1 AND workflow_execution_id = $2 AND workflow_step_seq = $3`,
+      [scope.projectId, input.executionId, input.stepSeq],
+    );
+    return existing!.id;
+  }
+
   /** The DKIM key is decrypted here, just before signing: it is stored sealed (DkimKeyCipher). */
   async claim(db: Db, scope: ProjectScope, input: { emailId: string; lockSeconds: number }): Promise<ClaimedEmail | null> {
     const [row] = await queryPrepared<ClaimRow>(db, CLAIM, [input.emailId, scope.projectId, input.lockSeconds]);
@@ -158,6 +286,53 @@ export class EmailDeliveryRepository {
     return { ...email, dkim };
   }
 
+  /**
+   * `claim` for the emails of several jobs in one statement (EmailDeliveryBatcher): each row is claimed
+   * exactly as alone, and matched by id and project together (the emails may be of several projects).
+   * Returns the claimed emails by id; an email missing from the map was not claimed.
+   */
+  async claimMany(
+    db: Db,
+    input: { emails: { emailId: string; projectId: string }[]; lockSeconds: number },
+  ): Promise<Map<string, ClaimedEmail>> {
+    const rows = await queryPrepared<ClaimRow>(db, CLAIM_MANY, [
+      input.emails.map((e) => e.emailId),
+      input.emails.map((e) => e.projectId),
+      input.lockSeconds,
+    ]);
+    const claimed = new Map<string, ClaimedEmail>();
+    for (const { dkimDomain, dkimSelector, dkimPrivateKey, ...email } of rows) {
+      const owner = { projectId: email.projectId, domain: dkimDomain ?? '' };
+      const dkim =
+        dkimDomain && dkimSelector && dkimPrivateKey
+          ? { domainName: dkimDomain, keySelector: dkimSelector, privateKey: this.dkimKeys.open(dkimPrivateKey, owner) }
+          : null;
+      claimed.set(email.id, { ...email, dkim });
+    }
+    return claimed;
+  }
+
+  /**
+   * `markSent` for several emails in one statement (EmailDeliveryBatcher), rows taken in id order.
+   * Returns the ids it changed (an email already SENT is not).
+   */
+  async markSentMany(db: Db, input: { emails: { emailId: string; projectId: string; providerMessageId: string }[] }): Promise<Set<string>> {
+    // One row per email (the first call's, as one by one), in id order.
+    const byId = new Map<string, (typeof input.emails)[number]>();
+    for (const e of input.emails) if (!byId.has(e.emailId)) byId.set(e.emailId, e);
+    const emails = [...byId.values()].sort((a, b) => (a.emailId < b.emailId ? -1 : 1));
+    const rows = await queryPrepared<{ id: string }>(
+      db,
+      `UPDATE emails e
+          SET status = 'SENT', sent_at = now(), provider_message_id = s.provider_message_id, claimed_until = NULL, error = NULL, updated_at = now()
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS s(id, project_id, provider_message_id)
+        WHERE e.id = s.id AND e.project_id = s.project_id AND e.status <> 'SENT'
+        RETURNING e.id`,
+      [emails.map((e) => e.emailId), emails.map((e) => e.projectId), emails.map((e) => e.providerMessageId)],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** Why a claim found nothing: the row's state now (null: no such email in that project). */
   async state(db: Db, scope: ProjectScope, emailId: string): Promise<{ status: string; claimedUntil: Date | null } | null> {
     const [row] = await queryPrepared<{ status: string; claimedUntil: Date | null }>(
@@ -170,15 +345,17 @@ export class EmailDeliveryRepository {
 
   /**
    * Not fenced by `attempts`: the message went out, so SENT is the truth even if our claim had lapsed
-   * and another worker holds the row now (or recorded a failure).
+   * and another worker holds the row now (or recorded a failure, or its campaign was cancelled while it
+   * was in flight). True when this call made it SENT (false: it already was).
    */
-  async markSent(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; providerMessageId: string }): Promise<void> {
-    await queryPrepared(
+  async markSent(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; providerMessageId: string }): Promise<boolean> {
+    const rows = await queryPrepared(
       db,
       `UPDATE emails SET status = 'SENT', sent_at = now(), provider_message_id = $3, claimed_until = NULL, error = NULL, updated_at = now()
-        WHERE id = $1 AND project_id = $2 AND status <> 'SENT'`,
+        WHERE id = $1 AND project_id = $2 AND status <> 'SENT' RETURNING 1`,
       [input.email.id, scope.projectId, input.providerMessageId],
     );
+    return rows.length > 0;
   }
 
   /** Pushes a live claim forward (a send that outlasts half the lock); false when the claim was lost. */
@@ -192,14 +369,20 @@ export class EmailDeliveryRepository {
     return rows.length > 0;
   }
 
-  /** Fenced: a worker whose claim lapsed and was taken over must not overwrite the newer outcome. */
-  async markFailed(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; error: string }): Promise<void> {
-    await queryPrepared(
+  /**
+   * Fenced: a worker whose claim lapsed and was taken over must not overwrite the newer outcome.
+   * `bounced`: the relay refused the message for good (SMTP 5xx), counted as a bounce. True when this
+   * call recorded the failure.
+   */
+  async markFailed(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; error: string; bounced?: boolean }): Promise<boolean> {
+    const rows = await queryPrepared(
       db,
-      `UPDATE emails SET status = 'FAILED', failed_at = now(), error = $3, claimed_until = NULL, updated_at = now()
-        WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4`,
-      [input.email.id, scope.projectId, input.error.slice(0, 1000), input.email.attempts],
+      `UPDATE emails SET status = 'FAILED', failed_at = now(), error = $3, claimed_until = NULL, updated_at = now(),
+                         bounced_at = CASE WHEN $5::boolean THEN now() END
+        WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4 RETURNING 1`,
+      [input.email.id, scope.projectId, input.error.slice(0, 1000), input.email.attempts, input.bounced ?? false],
     );
+    return rows.length > 0;
   }
 
   /** Gives the row back for a retry (the job's backoff decides when), keeping the reason. */

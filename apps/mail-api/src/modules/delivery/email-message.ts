@@ -100,8 +100,15 @@ function customHeaders(headers: Record<string, string | number | boolean | null>
  * `unsignedReason` in the X-Mail-Api-Unsigned header. The Message-ID is derived from the email id,
  * so a second delivery of the same email (the one window exactly-once cannot close: accepted by
  * SMTP, killed before SENT was committed) carries the same id and receivers can drop it as a duplicate.
+ * `trackedHtml`: the HTML part with tracking links and pixel (marketing email); the plain-text part
+ * keeps the original links.
  */
-export function buildMessage(email: ClaimedEmail, unsubscribeUrl: string | null, unsignedReason: string | null = null): SendMailOptions {
+export function buildMessage(
+  email: ClaimedEmail,
+  unsubscribeUrl: string | null,
+  unsignedReason: string | null = null,
+  trackedHtml: string | null = null,
+): SendMailOptions {
   const headers = customHeaders(email.headers);
   if (!email.dkim && unsignedReason) headers[UNSIGNED_HEADER] = unsignedReason;
   if (unsubscribeUrl) {
@@ -114,7 +121,7 @@ export function buildMessage(email: ClaimedEmail, unsubscribeUrl: string | null,
     to: { name: email.toName ?? '', address: email.toEmail },
     ...(email.replyTo ? { replyTo: email.replyTo } : {}),
     subject: email.subject,
-    html: email.html,
+    html: trackedHtml ?? email.html,
     text: htmlToText(email.html),
     headers,
     attachments: email.attachments.map((a) => ({

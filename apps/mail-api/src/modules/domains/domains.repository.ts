@@ -193,6 +193,24 @@ export class DomainsRepository {
     );
   }
 
+  /**
+   * DRAFT, SCHEDULED or SENDING campaigns of the project whose `from` address is on this domain; the
+   * expression and condition are campaigns_from_domain_idx's.
+   */
+  unfinishedCampaignsSendingFrom(
+    db: Db,
+    scope: ProjectScope,
+    input: { domain: string; limit: number },
+  ): Promise<{ id: string; name: string }[]> {
+    return query<{ id: string; name: string }>(
+      db,
+      `SELECT id, name FROM campaigns
+        WHERE project_id = $1 AND lower(split_part(from_email, '@', 2)) = $2 AND status IN ('DRAFT', 'SCHEDULED', 'SENDING')
+        ORDER BY id LIMIT $3`,
+      [scope.projectId, input.domain, input.limit],
+    );
+  }
+
   /** Templates of the project whose `from` address is on this domain; the expression is templates_from_domain_idx's. */
   templatesSendingFrom(db: Db, scope: ProjectScope, input: { domain: string; limit: number }): Promise<{ id: string; name: string }[]> {
     return query<{ id: string; name: string }>(

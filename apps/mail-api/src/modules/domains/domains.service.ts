@@ -131,12 +131,19 @@ export class DomainsService {
 
   /**
    * What sends from the domain and would break if it were deleted, as short descriptions
-   * (`template "Welcome" (<id>)`). Campaigns do not exist yet: when they do, add the project's campaigns
-   * that are not finished (DRAFT, SCHEDULED, SENDING) and send from this domain here.
+   * (`template "Welcome" (<id>)`, `campaign "Spring sale" (<id>)`): templates, and campaigns that are
+   * not finished (DRAFT, SCHEDULED, SENDING).
    */
   async usersOfDomain(project: ProjectContext, domain: string): Promise<string[]> {
-    const templates = await this.domains.templatesSendingFrom(this.dataSource, scopeOf(project), { domain, limit: USERS_IN_MESSAGE + 1 });
-    return templates.map((template) => `template ${JSON.stringify(template.name)} (${template.id})`);
+    const input = { domain, limit: USERS_IN_MESSAGE + 1 };
+    const [templates, campaigns] = await Promise.all([
+      this.domains.templatesSendingFrom(this.dataSource, scopeOf(project), input),
+      this.domains.unfinishedCampaignsSendingFrom(this.dataSource, scopeOf(project), input),
+    ]);
+    return [
+      ...templates.map((template) => `template ${JSON.stringify(template.name)} (${template.id})`),
+      ...campaigns.map((campaign) => `campaign ${JSON.stringify(campaign.name)} (${campaign.id})`),
+    ];
   }
 
   /**

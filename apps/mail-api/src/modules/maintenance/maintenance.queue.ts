@@ -22,4 +22,8 @@ export const MailMaintenanceJob = {
   PurgeIdempotencyKeys: 'idempotency.purge',
   /** Delete the attachments of send requests whose emails are all finished (repeatable; SendJobs). */
   PurgeSendRequests: 'send-requests.purge',
+  /** Re-add missing workflow step jobs and catch up missed starts and resumes (repeatable; WorkflowsJobs). */
+  SweepWorkflows: 'workflows.sweep',
+  /** Re-add missing campaign dispatch, batch and delivery jobs; complete finished campaigns (repeatable; CampaignsJobs). */
+  SweepCampaigns: 'campaigns.sweep',
 } as const;

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { projectScope } from '../../core/scope/project-scope.js';
 import type { ContactDataPatch } from '../contacts/contact-data.js';
+import { WorkflowTriggerService } from '../workflows/workflow-trigger.service.js';
 import { TrackRepository, type TrackBatchEvent, type TrackedRow, type TrackGroup } from './track.repository.js';
 
 /** Statements in flight at once; further calls wait and go out together in the next batch. */
@@ -42,6 +43,7 @@ export class TrackBatcher {
   constructor(
     private readonly dataSource: DataSource,
     private readonly tracks: TrackRepository,
+    private readonly workflows: WorkflowTriggerService,
   ) {}
 
   track(command: TrackCommand): Promise<TrackedRow> {
@@ -83,10 +85,32 @@ export class TrackBatcher {
         const mismatch =
           rows.length !== batch.length ? new Error(`track batch wrote ${rows.length} events for ${batch.length} calls`) : null;
         batch.forEach((pending, i) => (mismatch ? pending.reject(mismatch) : pending.resolve(rows[i])));
+        if (!mismatch) this.startWorkflows(batch, rows);
         return;
       }
     }
-    await Promise.all(batch.map((p) => this.writeOne(p.command).then(p.resolve, p.reject)));
+    const written = await Promise.all(
+      batch.map((p) =>
+        this.writeOne(p.command).then(
+          (row) => (p.resolve(row), row),
+          (error: unknown) => (p.reject(error), null),
+        ),
+      ),
+    );
+    this.startWorkflows(batch, written);
+  }
+
+  /**
+   * The committed events start and resume workflow executions: one trigger job per batch (for the events
+   * a workflow of their project cares about), added after the callers are answered and outside the
+   * batch's slot, so it never delays the next batch. A project with no workflow for these event names
+   * costs a cache lookup. It never fails: what it misses, the workflow sweep catches up.
+   */
+  private startWorkflows(batch: Pending[], rows: (TrackedRow | null)[]): void {
+    const events = rows.flatMap((row, i) =>
+      row ? [{ id: row.id, projectId: batch[i].command.projectId, name: batch[i].command.eventName }] : [],
+    );
+    void this.workflows.afterTrack(events);
   }
 
   private async writeOne(c: TrackCommand): Promise<TrackedRow> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ContactDataPrimitive } from '@app/contracts';
-import { queryPrepared, type Db } from '@app/service-kit';
+import { query, queryPrepared, type Db } from '@app/service-kit';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import type { ContactDataPatch } from '../contacts/contact-data.js';
 import { upsertContactSql } from '../contacts/contacts.repository.js';
@@ -114,6 +114,23 @@ export interface TrackBatchEvent {
   data: Record<string, ContactDataPrimitive>;
 }
 
+/** Set-based insert of system events ($1 project, $2 contact ids, $3 names, $4 data), contacts of the project only. */
+const INSERT_SYSTEM_EVENTS_SQL = `
+  INSERT INTO events (project_id, contact_id, name, data)
+  SELECT $1::uuid, e.contact_id, e.name, e.data
+    FROM unnest($2::uuid[], $3::text[], $4::jsonb[]) WITH ORDINALITY AS e(contact_id, name, data, ord)
+    JOIN contacts c ON c.id = e.contact_id AND c.project_id = $1::uuid
+   ORDER BY e.ord
+  RETURNING id, contact_id, name, data, created_at`;
+
+export interface SystemEventRow {
+  id: string;
+  contact_id: string;
+  name: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
 export interface TrackedRow {
   id: string;
   contact_id: string;
@@ -138,6 +155,25 @@ export class TrackRepository {
       JSON.stringify(input.patch.event),
     ]);
     return row;
+  }
+
+  /**
+   * The service's own events (`email.sent`, `email.opened`, ...: reserved names that /v1/track refuses),
+   * many in one statement. Only for contacts of `scope`'s project: a row naming another project's contact
+   * is skipped, never written. Rows of deleted contacts are skipped too. Returns the inserted events.
+   */
+  insertSystemEvents(
+    db: Db,
+    scope: ProjectScope,
+    rows: readonly { contactId: string; name: string; data: Record<string, unknown> }[],
+  ): Promise<SystemEventRow[]> {
+    if (rows.length === 0) return Promise.resolve([]);
+    return query<SystemEventRow>(db, INSERT_SYSTEM_EVENTS_SQL, [
+      scope.projectId,
+      rows.map((r) => r.contactId),
+      rows.map((r) => r.name),
+      rows.map((r) => JSON.stringify(r.data)),
+    ]);
   }
 
   /**

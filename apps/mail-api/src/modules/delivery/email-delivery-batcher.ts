@@ -1,0 +1,166 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
+import type { ProjectScope } from '../../core/scope/project-scope.js';
+import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
+import { sendingLimiter } from './email-queue-options.js';
+
+/** Statements of one kind in flight at once; further calls wait and go out together in the next one. */
+const MAX_IN_FLIGHT = 2;
+const MAX_BATCH = 100;
+
+interface Pending<In, Out> {
+  input: In;
+  resolve: (value: Out) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Coalesces the calls that arrive while earlier statements run into one statement (one round trip,
+ * one commit); a lone call goes out at once, alone. If a batch fails, its calls are run one by one,
+ * so one bad call (or a deadlock with another writer) cannot fail the others.
+ */
+class StatementBatcher<In, Out> {
+  private queue: Pending<In, Out>[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly many: (inputs: In[]) => Promise<Out[]>,
+    private readonly one: (input: In) => Promise<Out>,
+    private readonly onBatchFailure: (error: unknown, size: number) => void,
+  ) {}
+
+  run(input: In): Promise<Out> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** After the current I/O phase, so calls started by the same batch of Redis replies share a statement. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        this.inFlight += 1;
+        void this.write(batch).finally(() => {
+          this.inFlight -= 1;
+          this.schedule();
+        });
+      }
+    });
+  }
+
+  private async write(batch: Pending<In, Out>[]): Promise<void> {
+    if (batch.length > 1) {
+      let results: Out[] | null = null;
+      try {
+        results = await this.many(batch.map((p) => p.input));
+      } catch (error) {
+        // Nothing of the batch was committed (one statement): run its calls one by one.
+        this.onBatchFailure(error, batch.length);
+      }
+      if (results) {
+        batch.forEach((pending, i) => pending.resolve(results[i]));
+        return;
+      }
+    }
+    await Promise.all(batch.map((p) => this.one(p.input).then(p.resolve, p.reject)));
+  }
+}
+
+interface ClaimCall {
+  scope: ProjectScope;
+  emailId: string;
+  lockSeconds: number;
+}
+
+interface SentCall {
+  scope: ProjectScope;
+  email: ClaimedEmail;
+  providerMessageId: string;
+}
+
+/**
+ * The delivery worker's two statements per email, claim and SENT, shared by the jobs that run at the
+ * same time (MAIL_SEND_CONCURRENCY of them per worker): each email is claimed and recorded exactly as
+ * alone (EmailDeliveryRepository.claimMany / markSentMany run the same statements over many rows), but
+ * the per-statement and per-commit costs, which were a third of the pipeline's CPU beyond sending the
+ * message itself (bench/README.md, issue #18), are paid once per batch. A job still waits for its own
+ * claim to commit before it sends, and for its own SENT to commit before it completes.
+ *
+ * Only above the rate the limiter spaces one email at a time (sendingLimiter): there a batch would
+ * hold back claims that the limiter had spaced, and release them together as a burst at the relay;
+ * below it there are too few emails per second for batching to matter. Those calls go straight through.
+ */
+@Injectable()
+export class EmailDeliveryBatcher {
+  private readonly logger = new Logger(EmailDeliveryBatcher.name);
+  private readonly claims: StatementBatcher<ClaimCall, ClaimedEmail | null>;
+  private readonly sent: StatementBatcher<SentCall, boolean>;
+
+  private readonly batching: boolean;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly emails: EmailDeliveryRepository,
+    @Inject(MAIL_CONFIG) config: MailConfig,
+  ) {
+    this.batching = sendingLimiter(config.ratePerSecond).max > 1;
+    const failed = (statement: string) => (error: unknown, size: number) =>
+      this.logger.warn({ err: (error as Error).message, size }, `${statement} batch failed; running its emails one by one`);
+    this.claims = new StatementBatcher(
+      (calls) => this.claimMany(calls),
+      (call) => this.emails.claim(this.dataSource, call.scope, { emailId: call.emailId, lockSeconds: call.lockSeconds }),
+      failed('claim'),
+    );
+    this.sent = new StatementBatcher(
+      (calls) => this.markSentMany(calls),
+      (call) => this.emails.markSent(this.dataSource, call.scope, { email: call.email, providerMessageId: call.providerMessageId }),
+      failed('SENT'),
+    );
+  }
+
+  /** EmailDeliveryRepository.claim, batched. */
+  claim(scope: ProjectScope, input: { emailId: string; lockSeconds: number }): Promise<ClaimedEmail | null> {
+    if (!this.batching) return this.emails.claim(this.dataSource, scope, input);
+    return this.claims.run({ scope, ...input });
+  }
+
+  /** EmailDeliveryRepository.markSent (outside a transaction), batched. */
+  markSent(scope: ProjectScope, input: { email: ClaimedEmail; providerMessageId: string }): Promise<boolean> {
+    if (!this.batching) return this.emails.markSent(this.dataSource, scope, input);
+    return this.sent.run({ scope, ...input });
+  }
+
+  private async claimMany(calls: ClaimCall[]): Promise<(ClaimedEmail | null)[]> {
+    // One lock duration per statement: calls with another one (a config change mid-run) go alone.
+    const lockSeconds = calls[0].lockSeconds;
+    if (calls.some((c) => c.lockSeconds !== lockSeconds)) throw new Error('claims with different lock durations');
+    const claimed = await this.emails.claimMany(this.dataSource, {
+      emails: calls.map((c) => ({ emailId: c.emailId, projectId: c.scope.projectId })),
+      lockSeconds,
+    });
+    // A claimed row is the call's own project's (the statement matches id and project together); a
+    // second call for the same email (a duplicate job) finds it claimed, as it would alone.
+    const taken = new Set<string>();
+    return calls.map((c) => {
+      const email = claimed.get(c.emailId);
+      if (!email || email.projectId !== c.scope.projectId || taken.has(c.emailId)) return null;
+      taken.add(c.emailId);
+      return email;
+    });
+  }
+
+  private async markSentMany(calls: SentCall[]): Promise<boolean[]> {
+    const changed = await this.emails.markSentMany(this.dataSource, {
+      emails: calls.map((c) => ({ emailId: c.email.id, projectId: c.scope.projectId, providerMessageId: c.providerMessageId })),
+    });
+    // Like one by one: only the first call for an email changes it.
+    return calls.map((c) => changed.delete(c.email.id));
+  }
+}

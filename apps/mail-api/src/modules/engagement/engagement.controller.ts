@@ -1,0 +1,62 @@
+import { Controller, Get, Header, Param, Redirect, StreamableFile } from '@nestjs/common';
+import { ApiFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Public } from '../../core/auth/api-key.decorators.js';
+import { MailErrorBodyDto } from '../../core/http/openapi-errors.js';
+import { EngagementService } from './engagement.service.js';
+
+/** A transparent 1x1 GIF (42 bytes). */
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+const INVALID_LINK = {
+  status: 400,
+  description: '`INVALID_TRACKING_LINK`: the token was altered or not issued by this service.',
+  type: MailErrorBodyDto,
+};
+const TOKEN_PARAM = { name: 'token', description: 'The signed token of the link in the email' };
+
+/**
+ * The engagement links of marketing emails (MAIL_TRACKING, on by default): the open pixel and click
+ * redirects. Public (no API key), like unsubscribe links. Answers are never cached, so each load reaches
+ * the service (only the first open and the first click of an email count).
+ */
+@ApiTags('engagement')
+@Public()
+@Controller('t')
+export class EngagementController {
+  constructor(private readonly engagement: EngagementService) {}
+
+  @Get('o/:token')
+  @Header('Cache-Control', 'no-store, no-cache, must-revalidate, private')
+  @ApiOperation({
+    summary: 'Open pixel (image in a marketing email)',
+    description:
+      "A 1x1 transparent GIF. The first load records the email's open (its campaign's `openedCount`) and the " +
+      "contact's `email.opened` event; later loads change nothing. No API key. Mail clients that block images, " +
+      'and privacy proxies that prefetch them, make opens an estimate, as with every pixel.',
+  })
+  @ApiParam(TOKEN_PARAM)
+  @ApiProduces('image/gif')
+  @ApiOkResponse({ description: 'image/gif, 42 bytes' })
+  @ApiResponse(INVALID_LINK)
+  async open(@Param('token') token: string): Promise<StreamableFile> {
+    await this.engagement.opened(token);
+    return new StreamableFile(PIXEL, { type: 'image/gif', length: PIXEL.length });
+  }
+
+  @Get('c/:token')
+  @Redirect()
+  @Header('Cache-Control', 'no-store')
+  @Header('Referrer-Policy', 'no-referrer')
+  @ApiOperation({
+    summary: 'Click redirect (link in a marketing email)',
+    description:
+      'Answers 302 to the URL the email linked to; the token signs the email and that URL, so no other URL ' +
+      "can be reached through it. The first click records the email's click (and an open, if none was " +
+      "recorded) and the contact's `email.clicked` event (`data.url`); later clicks only redirect. No API key.",
+  })
+  @ApiParam(TOKEN_PARAM)
+  @ApiFoundResponse({ description: 'Location: the original URL' })
+  @ApiResponse(INVALID_LINK)
+  async click(@Param('token') token: string): Promise<{ url: string; statusCode: number }> {
+    return { url: await this.engagement.clicked(token), statusCode: 302 };
+  }
+}

@@ -1,0 +1,141 @@
+import { expect } from '@jest/globals';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { waitFor } from '@app/service-kit/testing';
+import type { MailWorkflowExecution } from '../../src/modules/workflows/workflow-executions.dto.js';
+import type { MailWorkflowCreated } from '../../src/modules/workflows/workflows.dto.js';
+import { bearer } from './mail-api-helpers.js';
+
+/** What the workflow specs need of a running app: its URL (in process or not). */
+export interface WorkflowApi {
+  url: string;
+}
+
+export async function createWorkflow(t: WorkflowApi, key: string, body: Record<string, unknown>): Promise<MailWorkflowCreated> {
+  const res = await request(t.url).post('/workflows').set(bearer(key)).send(body);
+  expect({ status: res.status, body: res.body }).toEqual({ status: 201, body: expect.objectContaining({ id: expect.any(String) }) });
+  return res.body as MailWorkflowCreated;
+}
+
+/** POST /v1/track; answers the track result (contact and event ids). */
+export async function track(
+  t: WorkflowApi,
+  key: string,
+  email: string,
+  event: string,
+  data?: Record<string, unknown>,
+): Promise<{ contact: string; event: string }> {
+  const res = await request(t.url).post('/v1/track').set(bearer(key)).send({ email, event, data });
+  expect(res.status).toBe(200);
+  return res.body.data as { contact: string; event: string };
+}
+
+export async function listExecutions(t: WorkflowApi, key: string, workflowId: string, query = ''): Promise<MailWorkflowExecution[]> {
+  const res = await request(t.url).get(`/workflows/${workflowId}/executions${query}`).set(bearer(key));
+  expect(res.status).toBe(200);
+  return res.body.items as MailWorkflowExecution[];
+}
+
+/** Polls the executions list until `predicate` holds for it. */
+export function waitForExecutions(
+  t: WorkflowApi,
+  key: string,
+  workflowId: string,
+  predicate: (items: MailWorkflowExecution[]) => boolean,
+  timeoutMs = 15_000,
+  what = 'executions',
+): Promise<MailWorkflowExecution[]> {
+  return waitFor(
+    async () => {
+      const items = await listExecutions(t, key, workflowId);
+      return predicate(items) ? items : null;
+    },
+    timeoutMs,
+    what,
+  );
+}
+
+/** The one execution of a workflow, once it reached one of `statuses`. */
+export async function waitForExecution(
+  t: WorkflowApi,
+  key: string,
+  workflowId: string,
+  statuses: string[],
+  timeoutMs = 15_000,
+): Promise<MailWorkflowExecution> {
+  const [execution] = await waitForExecutions(
+    t,
+    key,
+    workflowId,
+    (items) => items.length > 0 && statuses.includes(items[0].status),
+    timeoutMs,
+    `an execution ${statuses.join('/')}`,
+  );
+  return execution;
+}
+
+export interface ReceivedRequest {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+export interface WebhookReceiver {
+  url: string;
+  requests: ReceivedRequest[];
+  /** Answers the next requests with these statuses (then 200); a `Location` goes with 3xx. */
+  respondWith(...statuses: number[]): void;
+  /** Holds the next `count` answers for `ms`. */
+  holdNext(ms: number, count?: number): void;
+  close(): Promise<void>;
+}
+
+/** A real HTTP server (node:http) on 127.0.0.1 that records every request, raw body included. */
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const requests: ReceivedRequest[] = [];
+  const planned: number[] = [];
+  const hold = { ms: 0, left: 0 };
+  const timers = new Set<NodeJS.Timeout>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      });
+      const status = planned.shift() ?? 200;
+      const answer = () => {
+        if (status >= 300 && status < 400) res.setHeader('Location', 'http://127.0.0.1:1/elsewhere');
+        res.writeHead(status, { 'Content-Type': 'application/json' }).end('{"ok":true}');
+      };
+      if (hold.left > 0) {
+        hold.left -= 1;
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          answer();
+        }, hold.ms);
+        timers.add(timer);
+      } else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    respondWith: (...statuses) => void planned.push(...statuses),
+    holdNext: (ms, count = 1) => Object.assign(hold, { ms, left: count }),
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,175 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import type { MailProjectCredentials } from '@app/contracts';
+import { startRedisServer, type RedisServerHandle } from '@app/service-kit/testing';
+import { insertVerifiedDomain } from './support/delivery-fixtures.js';
+import { bearer, createProject } from './support/mail-api-helpers.js';
+import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
+import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
+import { startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
+import { createWorkflow, startWebhookReceiver, track, waitForExecutions, type WebhookReceiver } from './support/workflow-test-kit.js';
+
+const DOMAIN = 'recovery.example.com';
+
+/**
+ * Each step runs at most once through worker crashes and a Redis flush: real worker processes
+ * (`node dist/worker.js`, built by `npm run build -w mail-api`) on a private Redis this spec may flush,
+ * real Postgres, an SMTP sink and an HTTP receiver. The sweeps run every second here.
+ */
+describe('workflow recovery (worker processes, private Redis)', () => {
+  let redis: RedisServerHandle;
+  let flusher: Redis;
+  let t: MailTestApp;
+  let sink: SmtpSink;
+  let receiver: WebhookReceiver;
+  let db: DataSource;
+  let project: MailProjectCredentials;
+  let key: string;
+  let templateId: string;
+  const workers: WorkerProcess[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    flusher = new Redis(redis.url);
+    sink = await startSmtpSink();
+    receiver = await startWebhookReceiver();
+    t = await startMailApp({ env: { REDIS_URL: redis.url, MAIL_SMTP_URL: sink.url } });
+    db = t.app.get(DataSource);
+    project = await createProject(t);
+    key = project.secretKey;
+    await insertVerifiedDomain(db, project.id, DOMAIN);
+    const template = await request(t.url)
+      .post('/templates')
+      .set(bearer(key))
+      .send({ name: 'T', subject: 'Welcome {{email}}', body: '<p>Hi</p>', from: `team@${DOMAIN}` })
+      .expect(201);
+    templateId = template.body.id;
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.kill('SIGTERM')));
+  });
+  afterAll(async () => {
+    flusher?.disconnect();
+    await t?.close();
+    await sink?.close();
+    await receiver?.close();
+    await redis?.stop();
+  });
+
+  async function startWorker(name: string): Promise<WorkerProcess> {
+    const worker = startWorkerProcess(
+      name,
+      workerEnv(t.config, {
+        MAIL_WORKFLOW_SWEEP_SECONDS: '1',
+        MAIL_CAMPAIGN_SWEEP_SECONDS: '1',
+        MAIL_WEBHOOK_RETRY_BASE_MS: '50',
+        // An email whose send the kill interrupts is taken over after this.
+        MAIL_SEND_LOCK_SECONDS: '2',
+      }),
+    );
+    workers.push(worker);
+    await worker.ready;
+    return worker;
+  }
+
+  /** Every step row of an execution: one per visit, with its attempts. */
+  const stepRows = (executionId: string) =>
+    db.query<{ step_id: string; status: string; attempts: number }[]>(
+      `SELECT step_id, status, attempts FROM workflow_execution_steps WHERE execution_id = $1 ORDER BY seq`,
+      [executionId],
+    );
+  const hooksFor = (path: string) => receiver.requests.filter((r) => r.url === path);
+
+  it('a worker killed during a DELAY: another resumes the execution and no step runs twice', async () => {
+    const workflow = await createWorkflow(t, key, {
+      name: 'Crash',
+      eventName: 'joined',
+      enabled: true,
+      steps: [
+        { id: 'send', type: 'SEND_EMAIL', config: { templateId }, next: 'before' },
+        { id: 'before', type: 'WEBHOOK', config: { url: `${receiver.url}/before` }, next: 'pause' },
+        { id: 'pause', type: 'DELAY', config: { amount: 2, unit: 'seconds' }, next: 'after' },
+        { id: 'after', type: 'WEBHOOK', config: { url: `${receiver.url}/after` } },
+      ],
+    });
+    const a = await startWorker('A');
+    const { contact } = await track(t, key, 'crash@recovery.test', 'joined');
+    const [waiting] = await waitForExecutions(
+      t,
+      key,
+      workflow.id,
+      (list) => list[0]?.status === 'WAITING' && list[0].currentStepId === 'pause',
+    );
+    await a.kill('SIGKILL');
+    const b = await startWorker('B');
+    const [done] = await waitForExecutions(t, key, workflow.id, (list) => list[0]?.status === 'COMPLETED', 20_000);
+    expect(done.id).toBe(waiting.id);
+    expect(await stepRows(done.id)).toEqual(
+      ['send', 'before', 'pause', 'after'].map((step_id) => ({ step_id, status: 'COMPLETED', attempts: 1 })),
+    );
+    expect(hooksFor('/before')).toHaveLength(1);
+    expect(hooksFor('/after')).toHaveLength(1);
+    const emails = await db.query(`SELECT id, status FROM emails WHERE contact_id = $1`, [contact]);
+    expect(emails).toHaveLength(1);
+    await sink.waitForMessages((all) => all.some((m) => m.envelope.to.includes('crash@recovery.test')));
+    expect(sink.messages.filter((m) => m.envelope.to.includes('crash@recovery.test'))).toHaveLength(1);
+    // The webhook secret signs requests; it never appears in the workers' logs.
+    expect(a.output() + b.output()).not.toContain(workflow.webhookSecret);
+  }, 60_000);
+
+  it('a Redis flush during a WAIT: the awaited event still resumes it, the timeout still fires, and a lost start is caught up', async () => {
+    const workflow = await createWorkflow(t, key, {
+      name: 'Flush',
+      eventName: 'registered',
+      enabled: true,
+      steps: [
+        { id: 'wait', type: 'WAIT_FOR_EVENT', config: { eventName: 'confirmed', timeoutSeconds: 3 }, next: 'yes', onTimeout: 'no' },
+        { id: 'yes', type: 'WEBHOOK', config: { url: `${receiver.url}/yes` } },
+        { id: 'no', type: 'WEBHOOK', config: { url: `${receiver.url}/no` } },
+      ],
+    });
+    const a = await startWorker('A');
+    const confirmed = await track(t, key, 'confirmed@recovery.test', 'registered');
+    const silent = await track(t, key, 'silent@recovery.test', 'registered');
+    await waitForExecutions(t, key, workflow.id, (list) => list.length === 2 && list.every((e) => e.status === 'WAITING'));
+    // Every job, timer and schedule is gone; Postgres still has the waits.
+    await flusher.flushall();
+    expect(await flusher.dbsize()).toBe(0);
+    await track(t, key, 'confirmed@recovery.test', 'confirmed');
+    const done = await waitForExecutions(
+      t,
+      key,
+      workflow.id,
+      (list) => list.length === 2 && list.every((e) => e.status === 'COMPLETED'),
+      20_000,
+    );
+    const byContact = new Map(done.map((e) => [e.contactId, e]));
+    expect(byContact.get(confirmed.contact)!.steps.map((s) => s.stepId)).toEqual(['wait', 'yes']);
+    expect(byContact.get(silent.contact)!.steps.map((s) => s.stepId)).toEqual(['wait', 'no']);
+    expect(hooksFor('/yes')).toHaveLength(1);
+    expect(hooksFor('/no')).toHaveLength(1);
+    for (const execution of done) {
+      expect((await stepRows(execution.id)).every((row) => row.status === 'COMPLETED' && row.attempts === 1)).toBe(true);
+    }
+
+    // A start whose trigger job is lost with Redis (no worker took it yet): the sweep's catch-up starts it, once.
+    await a.kill('SIGTERM');
+    const late = await track(t, key, 'late@recovery.test', 'registered');
+    await flusher.flushall();
+    await startWorker('B');
+    const caught = await waitForExecutions(
+      t,
+      key,
+      workflow.id,
+      (list) => list.some((e) => e.contactId === late.contact && e.status === 'WAITING'),
+      20_000,
+    );
+    expect(caught.filter((e) => e.contactId === late.contact)).toHaveLength(1);
+    await track(t, key, 'late@recovery.test', 'confirmed');
+    await waitForExecutions(t, key, workflow.id, (list) => list.length === 3 && list.every((e) => e.status === 'COMPLETED'), 20_000);
+    expect(hooksFor('/yes')).toHaveLength(2);
+    expect(hooksFor('/no')).toHaveLength(1);
+  }, 60_000);
+});

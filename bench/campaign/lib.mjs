@@ -1,0 +1,250 @@
+// What the campaign benchmarks share: a fresh database migrated by the mail-api's own command, the
+// compiled API and workers as child processes (production settings, a bootstrap project), an SMTP sink
+// that counts and timestamps messages, set-based contact seeding, RSS sampling and cleanup.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { SMTPServer } from 'smtp-server';
+import { describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../../scripts/lib/apps.mjs';
+import { freePort, httpOk, redactUrl, redisPing, sleep, tcpAccepts, waitUntil } from '../../scripts/lib/probes.mjs';
+import { fail, withPgClient } from '../lib/run-script.mjs';
+
+export const DOMAIN = 'bench.example.com';
+export const baseUrl = process.env.MAIL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/mail';
+export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const withClient = (url, fn) => withPgClient(pg, url, fn);
+
+const SECRET_KEY = `sk_${randomBytes(24).toString('hex')}`;
+const PUBLIC_KEY = `pk_${randomBytes(24).toString('hex')}`;
+// One key for the whole run: the first process seals the domain's DKIM key with it, later ones open it.
+const SECRETS_KEY = randomBytes(32).toString('hex');
+const LINK_SECRET = randomBytes(32).toString('hex');
+
+/** The benchmark's own world: a database, a queue prefix, its child processes. `cleanup` undoes it all. */
+export function benchEnvironment(name) {
+  const database = `mail_bench_${name}`;
+  const databaseUrl = withDatabase(baseUrl, database);
+  const queuePrefix = `bench-${name}`;
+  const children = [];
+  let sink;
+  let apiUrl;
+
+  async function checkPrerequisites() {
+    const missing = missingEntryPoints(['mail'], ['api', 'worker', 'migrate']);
+    if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
+    const pgUrl = new URL(baseUrl);
+    if (!(await tcpAccepts(pgUrl.hostname, Number(pgUrl.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(pgUrl)}`);
+    await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
+  }
+
+  async function dropDatabase() {
+    await withClient(withDatabase(databaseUrl, 'postgres'), (c) => c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+  }
+
+  /** Drops and re-creates the database through the app's `migrate` command. */
+  async function prepareDatabase() {
+    await dropDatabase();
+    const migrate = spawnNode(`${name}-migrate`, entryPoint('mail', 'migrate'), {
+      ...process.env,
+      MAIL_DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+    });
+    children.push(migrate);
+    const migrated = await migrate.exited;
+    if (migrated.code !== 0) fail(`migrations ${describeExit(migrated)} (output above)`);
+  }
+
+  function env(extra = {}) {
+    return {
+      ...process.env,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      MAIL_DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      QUEUE_PREFIX: queuePrefix,
+      MAIL_LINK_SECRET: LINK_SECRET,
+      MAIL_SECRETS_KEY: SECRETS_KEY,
+      MAIL_BOOTSTRAP_SECRET_KEY: SECRET_KEY,
+      MAIL_BOOTSTRAP_PUBLIC_KEY: PUBLIC_KEY,
+      MAIL_SMTP_URL: sink.url,
+      MAIL_RATE_LIMIT_PER_MINUTE: '100000',
+      // Several workers on one machine: each serves its metrics on a port of its own.
+      MAIL_WORKER_METRICS_PORT: '0',
+      ...extra,
+    };
+  }
+
+  /** The API on a free port; resolves with the bootstrap project's id once /readyz answers. */
+  async function startApi(extra = {}) {
+    const port = await freePort();
+    apiUrl = `http://127.0.0.1:${port}`;
+    const api = spawnNode(`${name}-api`, entryPoint('mail', 'api'), env({ MAIL_PORT: String(port), MAIL_PUBLIC_URL: apiUrl, ...extra }));
+    children.push(api);
+    if (!(await waitUntil(() => httpOk(`${apiUrl}/readyz`), 60_000))) fail(`the mail API did not get ready (output above)`);
+    return withClient(databaseUrl, async (c) => (await c.query(`SELECT id FROM projects WHERE name = 'Default'`)).rows[0].id);
+  }
+
+  /** `count` worker processes; resolves once each consumes the email queue. */
+  async function startWorkers(count, extra = {}) {
+    const started = Array.from({ length: count }, (_, i) => spawnNode(`${name}-worker-${i + 1}`, entryPoint('mail', 'worker'), env(extra)));
+    children.push(...started);
+    const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue('mail-email', { connection, prefix: queuePrefix });
+    try {
+      const ready = await waitUntil(async () => (await queue.getWorkersCount()) >= count, 60_000);
+      if (!ready) fail('the mail workers did not start consuming (output above)');
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+    return started;
+  }
+
+  async function stop(processes) {
+    await stopProcesses(processes, 15_000);
+  }
+
+  /** A VERIFIED domain with a fresh DKIM key (written plaintext; the processes seal it). */
+  async function insertDomain(projectId) {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    await withClient(databaseUrl, (c) =>
+      c.query(
+        `INSERT INTO domains (project_id, domain, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
+         VALUES ($1, $2, 'VERIFIED', $3, 'bench', $4, 'unused', now())`,
+        [projectId, DOMAIN, randomBytes(16).toString('hex'), pem],
+      ),
+    );
+  }
+
+  /** Contacts `u<from>..u<to>@<domain>` (subscribed, with a first name), one INSERT ... SELECT per million. */
+  async function seedContacts(projectId, from, to, domain = 'readers.example') {
+    for (let start = from; start <= to; start += 1_000_000) {
+      const end = Math.min(to, start + 999_999);
+      await withClient(databaseUrl, (c) =>
+        c.query(
+          `INSERT INTO contacts (project_id, email, data)
+           SELECT $1, 'u' || g || '@' || $4, jsonb_build_object('firstName', 'Reader ' || g, 'plan', CASE WHEN g % 5 = 0 THEN 'pro' ELSE 'free' END)
+             FROM generate_series($2::int, $3::int) AS g`,
+          [projectId, start, end, domain],
+        ),
+      );
+    }
+    await withClient(databaseUrl, (c) => c.query('VACUUM ANALYZE contacts'));
+  }
+
+  /** JSON request to the API with the bootstrap project's secret key. */
+  async function api(method, path, body) {
+    const res = await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${SECRET_KEY}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json().catch(() => null);
+    if (!res.ok) fail(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  }
+
+  async function startSink() {
+    sink = await startCountingSink();
+    return sink;
+  }
+
+  async function deleteQueueKeys() {
+    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${queuePrefix}:*`, 'COUNT', 1000);
+        if (keys.length) await redis.unlink(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+    } finally {
+      redis.disconnect();
+    }
+  }
+
+  let cleaning;
+  function cleanup() {
+    cleaning ??= (async () => {
+      await stopProcesses(children, 10_000);
+      await sink?.close();
+      await dropDatabase().catch((err) => console.error(`could not drop ${database}: ${err.message}`));
+      await deleteQueueKeys().catch((err) => console.error(`could not delete Redis keys ${queuePrefix}:*: ${err.message}`));
+    })();
+    return cleaning;
+  }
+
+  return {
+    databaseUrl,
+    queuePrefix,
+    checkPrerequisites,
+    prepareDatabase,
+    startSink,
+    startApi,
+    startWorkers,
+    stop,
+    insertDomain,
+    seedContacts,
+    api,
+    deleteQueueKeys,
+    cleanup,
+  };
+}
+
+/** Accepts everything, records each message's recipient and receive time, parses nothing. */
+export async function startCountingSink() {
+  const received = [];
+  const server = new SMTPServer({
+    secure: false,
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    closeTimeout: 1000,
+    maxClients: 1000,
+    onData(stream, session, callback) {
+      stream.on('data', () => undefined);
+      stream.on('end', () => {
+        received.push({ at: Date.now(), to: session.envelope.rcptTo[0]?.address ?? '' });
+        callback(null, 'OK');
+      });
+    },
+  });
+  server.on('error', () => undefined);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `smtp://127.0.0.1:${server.server.address().port}`, received, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** Resident set size of a process in MB (Linux /proc), or null once it is gone. */
+export function rssMb(pid) {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples the peak RSS of `pids` every 100 ms until `stop()`; `stop()` resolves with the peak per pid. */
+export function sampleRss(pids) {
+  const peak = Object.fromEntries(pids.map((pid) => [pid, 0]));
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      for (const pid of pids) peak[pid] = Math.max(peak[pid], rssMb(pid) ?? 0);
+      await sleep(100);
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    return peak;
+  };
+}
+
+/** `MISSED` beside a figure whose target is not met, so a run never reads as a pass by accident. */
+export function verdict(met) {
+  return met ? 'met' : 'MISSED';
+}
