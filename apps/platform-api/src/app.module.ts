@@ -1,9 +1,10 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
-import { HealthModule } from '@app/service-kit';
+import { HealthModule, MetricsModule, QueueDashboardModule } from '@app/service-kit';
 import type { PlatformConfig } from './config/platform-config.js';
 import { CoreModule } from './core/core.module.js';
 import { HttpCoreModule } from './core/http.module.js';
 import { AuthCoreModule } from './core/auth/auth-core.module.js';
+import { superAdministratorsOnly } from './core/auth/super-admin-only.js';
 import { EventsCoreModule } from './core/events/events-core.module.js';
 import { AuditCoreModule } from './core/audit/audit-core.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
@@ -34,6 +35,8 @@ export class AppModule {
         EventsCoreModule,
         AuditCoreModule,
         HealthModule,
+        MetricsModule.forRoot({ service: 'platform-api', endpoint: true, queueNamePrefix: 'platform-' }),
+        QueueDashboardModule.forRoot({ publicRoute: false, authorize: superAdministratorsOnly }),
         BootstrapModule,
         AuthModule,
         RolesModule,

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { runWorker } from '@app/service-kit';
 import { loadPlatformConfig } from './config/platform-config.js';
-import { AiActionsSchedule } from './modules/ai-assistant/actions/pending-actions.queue.js';
 import { RecurringJobs } from './modules/maintenance/recurring-jobs.js';
+import { AiActionsSchedule } from './modules/ai-assistant/actions/pending-actions.queue.js';
 import { WorkerModule } from './worker.module.js';
 
 runWorker({
@@ -10,6 +10,7 @@ runWorker({
   loadConfig: () => loadPlatformConfig(),
   module: (config) => WorkerModule.forRoot(config),
   concurrency: (config) => config.workerConcurrency,
+  metrics: { port: (config) => config.workerMetricsPort, queueNamePrefix: 'platform-' },
   afterStart: async (app) => {
     await app.get(RecurringJobs).schedule();
     await app.get(AiActionsSchedule).schedule();

@@ -17,6 +17,8 @@ export class PlatformEnv {
   @Expose() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
   @Expose() @IsString() DATA_DIR = defaultDataDir();
   @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
+  /** The worker's /metrics, /healthz and /readyz port (0: a free one, logged). */
+  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(65535) PLATFORM_WORKER_METRICS_PORT = 9464;
   /** Proxies allowed to set X-Forwarded-For: a hop count or a comma list of addresses/CIDRs; unset = none. */
   @Expose() @IsOptional() @IsString() TRUST_PROXY?: string;
 
@@ -63,6 +65,8 @@ export interface PlatformConfig {
   logLevel: string;
   dataDir: string;
   workerConcurrency: number;
+  /** `PLATFORM_WORKER_METRICS_PORT`: where the worker serves /metrics and its probes. */
+  workerMetricsPort: number;
   /** `TRUST_PROXY`: which peers may set the client address through X-Forwarded-For. */
   trustProxy: TrustProxySetting;
   bootstrapAdmin: { email: string; password: string } | null;
@@ -133,6 +137,7 @@ export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): Platfo
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    workerMetricsPort: e.PLATFORM_WORKER_METRICS_PORT,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     bootstrapAdmin:
       e.PLATFORM_BOOTSTRAP_ADMIN_EMAIL && e.PLATFORM_BOOTSTRAP_ADMIN_PASSWORD
