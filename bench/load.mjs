@@ -157,7 +157,7 @@ function run(url, requests, seconds) {
     const instance = autocannon({ url, connections: CLIENTS, duration: seconds, requests, timeout: 30 }, (err, result) =>
       err ? reject(err) : resolve(result),
     );
-    instance.on('response', (client, statusCode, _bytes, _ms) => {
+    instance.on('response', (client, statusCode) => {
       if (statusCode >= 300 && firstFailures.length < 5)
         firstFailures.push(`${statusCode} ${url} ${client.opts?.method ?? ''} ${client.opts?.path ?? ''}`);
     });
