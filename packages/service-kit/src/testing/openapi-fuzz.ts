@@ -179,7 +179,7 @@ function fitting(schema: Schema, depth = 0): fc.Arbitrary<unknown> {
 /** A body made from the schema, then broken in one way (or not at all). */
 function bodyFor(schema: Schema): fc.Arbitrary<unknown> {
   const base = fitting(schema);
-  const properties = Object.keys((schema.properties ?? {}));
+  const properties = Object.keys(schema.properties ?? {});
   const withObject = (
     f: (body: Record<string, unknown>, key: string, value: unknown) => Record<string, unknown>,
     value: fc.Arbitrary<unknown>,
