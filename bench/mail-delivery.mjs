@@ -32,6 +32,8 @@ import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
 import { redactUrl, redisPing, sleep, tcpAccepts } from '../scripts/lib/probes.mjs';
+import { cpuAccountingAvailable, cpuPerRequest, cpuSnapshot } from './lib/cpu-accounting.mjs';
+import { formatSummary, profiledEnv, summarizeProfile, takeProfile } from './lib/cpu-profile-summary.mjs';
 import { fail, withPgClient, runBenchScript } from './lib/run-script.mjs';
 
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
@@ -51,14 +53,19 @@ const HTML = `<h1>Hello {{name}}</h1>${'<p>Your weekly digest: three new article
 const baseUrl = process.env.MAIL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/mail';
 const databaseUrl = withDatabase(baseUrl, 'mail_bench_delivery');
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+// BENCH_CPU_PROF=<dir>: the throughput run's workers (and the raw senders) run under V8's sampling
+// profiler; their self-time summaries are printed and kept in the results (slower: not for the figures).
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
 const children = [];
 let sink;
+let accountingRedis;
 
 const withClient = (url, fn) => withPgClient(pg, url, fn);
 
 /** The sink: accepts everything, records the receive time of each message, parses nothing. */
 async function startSink() {
   const received = [];
+  const state = { total: 0 };
   const server = new SMTPServer({
     secure: false,
     authOptional: true,
@@ -70,13 +77,22 @@ async function startSink() {
       stream.on('data', () => undefined);
       stream.on('end', () => {
         received.push(Date.now());
+        state.total += 1;
         callback(null, 'OK');
       });
     },
   });
   server.on('error', () => undefined);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `smtp://127.0.0.1:${server.server.address().port}`, received, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `smtp://127.0.0.1:${server.server.address().port}`,
+    received,
+    /** Messages received since the start (never reset, unlike `received`). */
+    get total() {
+      return state.total;
+    },
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 /** Fresh database (migrated by the app's own command), a project and a VERIFIED domain with a DKIM key. */
@@ -141,7 +157,7 @@ async function queueEmails(projectId, count, label) {
   return ids;
 }
 
-async function startWorkers(rate) {
+async function startWorkers(rate, { profile = false } = {}) {
   const env = {
     ...process.env,
     NODE_ENV: 'production',
@@ -156,7 +172,11 @@ async function startWorkers(rate) {
     MAIL_SEND_CONCURRENCY: String(CONCURRENCY),
     MAIL_SMTP_POOL_SIZE: String(POOL_SIZE),
   };
-  const started = Array.from({ length: WORKERS }, (_, i) => spawnNode(`mail-worker-${i + 1}`, entryPoint('mail', 'worker'), env));
+  const started = Array.from({ length: WORKERS }, (_, i) => {
+    const label = `mail-worker-${i + 1}`;
+    const profiled = profile && CPU_PROF_DIR ? profiledEnv(env, CPU_PROF_DIR, label) : null;
+    return Object.assign(spawnNode(label, entryPoint('mail', 'worker'), profiled?.env ?? env), { profileFile: profiled?.file });
+  });
   children.push(...started);
   return started;
 }
@@ -170,6 +190,32 @@ async function waitForReceipts(target, timeoutMs, workers = []) {
     await sleep(20);
   }
   return sink.received.splice(0, target);
+}
+
+/**
+ * CPU per email while the sink receives (Linux): the sending processes (workers, or raw senders),
+ * the Postgres backends of the bench database, Redis (shared: noisy) and this process (the sink).
+ * Measured from the first message at the sink to the last, so process start-up is not counted.
+ */
+async function cpuWhileReceiving(senders, target) {
+  if (!cpuAccountingAvailable) return null;
+  const base = sink.total;
+  while (sink.total === base) await sleep(5);
+  const sources = {
+    apiPids: senders.map((p) => p.child.pid),
+    backendPids: () =>
+      withClient(databaseUrl, async (c) =>
+        (await c.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows.map(
+          (r) => r.pid,
+        ),
+      ),
+    redis: accountingRedis,
+  };
+  const before = await cpuSnapshot(sources);
+  const counted = sink.total - base;
+  while (sink.total - base < target) await sleep(20);
+  const { api, postgres, redis, loadGenerator, total } = cpuPerRequest(before, await cpuSnapshot(sources), target - counted);
+  return { senders: api, postgres, redis, sink: loadGenerator, total };
 }
 
 async function countSent(ids) {
@@ -206,8 +252,13 @@ async function rateScenario(projectId) {
 async function pipelineRun(projectId) {
   sink.received.length = 0;
   const ids = await queueEmails(projectId, EMAILS, 'throughput');
-  const workers = await startWorkers(10_000);
+  const workers = await startWorkers(10_000, { profile: true });
+  const cpuPerEmail = cpuWhileReceiving(workers, EMAILS);
   const times = await waitForReceipts(EMAILS, 300_000, workers);
+  // The profile window: first to last message at the sink (start-up left out), on the profile's clock.
+  const toMonotonicUs = Number(process.hrtime.bigint() / 1000n) - Date.now() * 1000;
+  const fromUs = times[0] * 1000 + toMonotonicUs;
+  const toUs = times[times.length - 1] * 1000 + toMonotonicUs;
   const seconds = (times[times.length - 1] - times[0]) / 1000;
   // The last SENT commits land right after the last receipt.
   let sent = 0;
@@ -215,8 +266,26 @@ async function pipelineRun(projectId) {
     sent = await countSent(ids);
     if (sent < EMAILS) await sleep(100);
   }
+  const cpu = await profileSummaries(workers, { fromUs, toUs });
   await stopProcesses(workers, 15_000);
-  return { emails: EMAILS, seconds: Number(seconds.toFixed(2)), emailsPerSecond: Math.round((EMAILS - 1) / seconds), sent };
+  return {
+    emails: EMAILS,
+    seconds: Number(seconds.toFixed(2)),
+    emailsPerSecond: Math.round((EMAILS - 1) / seconds),
+    sent,
+    cpuUsPerEmail: await cpuPerEmail,
+    cpu,
+  };
+}
+
+/** With BENCH_CPU_PROF: each profiled process's self time within the window, printed and returned. */
+async function profileSummaries(processes, window) {
+  const summaries = {};
+  for (const p of processes.filter((x) => x.profileFile)) {
+    summaries[p.label] = summarizeProfile(await takeProfile(p.child, p.profileFile), { ...window, top: 15 });
+    console.log(formatSummary(p.label, summaries[p.label]));
+  }
+  return CPU_PROF_DIR ? summaries : undefined;
 }
 
 /**
@@ -226,28 +295,46 @@ async function pipelineRun(projectId) {
 async function rawRun(privateKey) {
   sink.received.length = 0;
   const senders = Array.from({ length: WORKERS }, (_, i) => {
-    const child = fork(fileURLToPath(import.meta.url), ['--raw-sender'], {
-      env: { ...process.env, RAW_SMTP_URL: sink.url, RAW_PRIVATE_KEY: privateKey, RAW_SENDER_INDEX: String(i) },
-      stdio: 'inherit',
-    });
+    const label = `raw-sender-${i + 1}`;
+    const env = { ...process.env, RAW_SMTP_URL: sink.url, RAW_PRIVATE_KEY: privateKey, RAW_SENDER_INDEX: String(i) };
+    const profiled = CPU_PROF_DIR ? profiledEnv(env, CPU_PROF_DIR, label) : null;
+    // A sender waits for the bench's word before it exits: its CPU time and profile are read first.
+    const child = fork(fileURLToPath(import.meta.url), ['--raw-sender'], { env: profiled?.env ?? env, stdio: 'inherit' });
     children.push({
-      label: `raw-sender-${i + 1}`,
+      label,
       child,
+      profileFile: profiled?.file,
       exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
     });
     return children[children.length - 1];
   });
+  const cpuPerEmail = cpuWhileReceiving(senders, EMAILS);
   const times = await waitForReceipts(EMAILS, 300_000);
+  const toMonotonicUs = Number(process.hrtime.bigint() / 1000n) - Date.now() * 1000;
+  const cpu = await profileSummaries(senders, {
+    fromUs: times[0] * 1000 + toMonotonicUs,
+    toUs: times[times.length - 1] * 1000 + toMonotonicUs,
+  });
+  const cpuUsPerEmail = await cpuPerEmail;
+  for (const sender of senders) sender.child.send('exit');
   for (const sender of senders) {
     const result = await sender.exited;
     if (result.code !== 0) fail(`${sender.label} ${describeExit(result)} (output above)`);
   }
   const seconds = (times[times.length - 1] - times[0]) / 1000;
-  return { emails: EMAILS, processes: WORKERS, seconds: Number(seconds.toFixed(2)), emailsPerSecond: Math.round((EMAILS - 1) / seconds) };
+  return {
+    emails: EMAILS,
+    processes: WORKERS,
+    seconds: Number(seconds.toFixed(2)),
+    emailsPerSecond: Math.round((EMAILS - 1) / seconds),
+    cpuUsPerEmail,
+    cpu,
+  };
 }
 
 /** One `--raw-sender` child: its share of EMAILS through POOL_SIZE pooled connections, CONCURRENCY in flight. */
 async function rawSender() {
+  const released = new Promise((resolve) => process.once('message', resolve));
   const nodemailer = (await import('nodemailer')).default;
   const { buildMessage } = await import(pathToFileURL(path.join(DIST, 'modules/delivery/email-message.js')).href);
   const transport = nodemailer.createTransport({
@@ -286,6 +373,8 @@ async function rawSender() {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, sendLoop));
   transport.close();
+  await released;
+  process.disconnect?.();
 }
 
 /** `MISSED` beside a figure whose target is not met, so a run never reads as a pass by accident. */
@@ -300,6 +389,7 @@ async function main() {
   if (!(await tcpAccepts(pgUrl.hostname, Number(pgUrl.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(pgUrl)}`);
   await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
   await deleteBenchKeys();
+  accountingRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   sink = await startSink();
   const { projectId, privateKey } = await prepareDatabase();
   console.log(`bench: ${WORKERS} worker processes, send concurrency ${CONCURRENCY} and SMTP pool ${POOL_SIZE} per worker`);
@@ -332,7 +422,21 @@ async function main() {
   const ratio = Number((pipeline.emailsPerSecond / raw.emailsPerSecond).toFixed(2));
   const ratioMet = ratio >= 0.85;
   if (!ratioMet) misses.push('pipeline / raw >= 0.85');
-  console.log(`bench: pipeline / raw nodemailer = ${ratio} (target >= 0.85: ${verdict(ratioMet)})`);
+  const cpuRatio =
+    pipeline.cpuUsPerEmail && raw.cpuUsPerEmail ? Number((raw.cpuUsPerEmail.total / pipeline.cpuUsPerEmail.total).toFixed(2)) : null;
+  console.log(
+    `bench: pipeline / raw nodemailer = ${ratio} (target >= 0.85: ${verdict(ratioMet)})${cpuRatio ? `; cpu ratio ${cpuRatio}` : ''}`,
+  );
+  for (const [name, c] of [
+    ['pipeline', pipeline.cpuUsPerEmail],
+    ['raw nodemailer', raw.cpuUsPerEmail],
+  ]) {
+    if (c) {
+      console.log(
+        `bench: CPU per email, ${name}: senders ${c.senders} us, postgres ${c.postgres} us, redis ${c.redis} us, sink ${c.sink} us = ${c.total} us`,
+      );
+    }
+  }
   console.log(misses.length ? `bench: MISSED: ${misses.join(', ')}` : 'bench: every target met');
 
   const report = {
@@ -340,7 +444,7 @@ async function main() {
     machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null },
     settings: { workers: WORKERS, sendConcurrency: CONCURRENCY, smtpPoolSize: POOL_SIZE, emails: EMAILS },
     rate,
-    throughput: { pipeline, rawNodemailer: raw, ratio },
+    throughput: { pipeline, rawNodemailer: raw, ratio, cpuRatio },
     missed: misses,
   };
   mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
@@ -366,6 +470,7 @@ let cleaning;
 function cleanup() {
   cleaning ??= (async () => {
     await stopProcesses(children, 10_000);
+    accountingRedis?.disconnect();
     await sink?.close();
     await withClient(withDatabase(databaseUrl, 'postgres'), (c) =>
       c.query('DROP DATABASE IF EXISTS mail_bench_delivery WITH (FORCE)'),

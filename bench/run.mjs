@@ -22,8 +22,27 @@ import {
   stopProcesses,
   withDatabase,
 } from '../scripts/lib/apps.mjs';
-import { freePort, httpOk, redactUrl, redisPing, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
+import { freePort, httpOk, redactUrl, redisPing, sleep, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
+import { cpuAccountingAvailable, cpuPerRequest, cpuSnapshot, processCpuUs } from './lib/cpu-accounting.mjs';
+import { formatSummary, profiledEnv, summarizeProfile, takeProfile } from './lib/cpu-profile-summary.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
+
+/**
+ * Setup of the send scenarios: the sending domain is inserted as VERIFIED (DNS verification is not
+ * what is measured); the key pair is a throwaway.
+ */
+async function verifiedSendingDomain(ctx) {
+  const { generateKeyPairSync } = await import('node:crypto');
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  await ctx.sql(
+    'mail',
+    `INSERT INTO domains (project_id, domain, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
+     SELECT id, 'bench.example.com', 'VERIFIED', 'bench', 'bench', $1, $2, now() FROM projects
+     ON CONFLICT DO NOTHING`,
+    [privateKey.export({ type: 'pkcs8', format: 'pem' }), publicKey.export({ type: 'spki', format: 'der' }).toString('base64')],
+  );
+  return { headers: await ctx.mailAuthHeaders() };
+}
 
 /**
  * What is measured. Append entries to add endpoints:
@@ -46,6 +65,7 @@ const SCENARIOS = [
     name: 'GET /auth/profile',
     method: 'GET',
     path: '/auth/profile',
+    targetRatio: 0.75,
     setup: async (ctx) => ({ headers: await ctx.platformAuthHeaders() }),
   },
   {
@@ -53,6 +73,7 @@ const SCENARIOS = [
     name: 'POST /auth/feature-check',
     method: 'POST',
     path: '/auth/feature-check',
+    targetRatio: 0.75,
     body: { features: ['auth.roles.list', 'auth.users.list', 'directory.tenants.manage'] },
     setup: async (ctx) => ({ headers: await ctx.platformAuthHeaders() }),
   },
@@ -109,6 +130,7 @@ const SCENARIOS = [
     name: 'GET /contacts?limit=20',
     method: 'GET',
     path: '/contacts?limit=20',
+    targetRatio: 0.6,
     setup: async (ctx) => ({ headers: await ctx.mailAuthHeaders() }),
   },
   // Issue 7 (after the contact list, whose exact `total` would count the contacts the sends create):
@@ -120,20 +142,28 @@ const SCENARIOS = [
     name: 'POST /v1/send (one recipient)',
     method: 'POST',
     path: '/v1/send',
+    targetRatio: 0.4,
     body: '{"to":"r[<id>]@example.com","from":{"name":"Bench","email":"bench@bench.example.com"},"subject":"Hello {{name}}","body":"<p>Hi {{name}}, your code is {{code}}.</p>","data":{"name":"Ada","code":"123456"}}',
     headers: { 'content-type': 'application/json' },
-    setup: async (ctx) => {
-      const { generateKeyPairSync } = await import('node:crypto');
-      const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-      await ctx.sql(
-        'mail',
-        `INSERT INTO domains (project_id, domain, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
-         SELECT id, 'bench.example.com', 'VERIFIED', 'bench', 'bench', $1, $2, now() FROM projects
-         ON CONFLICT DO NOTHING`,
-        [privateKey.export({ type: 'pkcs8', format: 'pem' }), publicKey.export({ type: 'spki', format: 'der' }).toString('base64')],
-      );
-      return { headers: await ctx.mailAuthHeaders() };
-    },
+    setup: verifiedSendingDomain,
+  },
+  // Issue 18: a send to 50 recipients (the most one request takes); the figure is emails accepted per second.
+  {
+    app: 'mail',
+    name: 'POST /v1/send (50 recipients)',
+    method: 'POST',
+    path: '/v1/send',
+    emailsPerRequest: 50,
+    targetEmailsPerSec: 2000,
+    body: JSON.stringify({
+      to: Array.from({ length: 50 }, (_, i) => `r${i}-[<id>]@example.com`),
+      from: { name: 'Bench', email: 'bench@bench.example.com' },
+      subject: 'Hello {{name}}',
+      body: '<p>Hi {{name}}, your code is {{code}}.</p>',
+      data: { name: 'Ada', code: '123456' },
+    }),
+    headers: { 'content-type': 'application/json' },
+    setup: verifiedSendingDomain,
   },
   // Issue 5: the notification badge is polled by every open page; one index-only count per request.
   {
@@ -141,6 +171,7 @@ const SCENARIOS = [
     name: 'GET /notifications/unread-count',
     method: 'GET',
     path: '/notifications/unread-count',
+    targetRatio: 0.6,
     setup: async (ctx) => {
       const headers = await ctx.platformAuthHeaders();
       const me = await ctx.request('platform', 'POST', '/auth/feature-check', { headers, body: { features: ['notifications.create'] } });
@@ -160,6 +191,12 @@ const FILTER = process.env.BENCH_FILTER ?? '';
 const rnd = () => Math.floor(Math.random() * 250) + 1;
 const QUEUE_PREFIX = 'bench'; // keeps jobs enqueued by the bench away from a running dev worker
 const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'results', 'latest.json');
+// BENCH_CPU_PROF=<dir>: each API runs under V8's sampling profiler (bench/lib/cpu-profiler.mjs); after
+// the last scenario the bench takes the profiles and prints each scenario's self-time summary.
+// Profiling slows the APIs: use it to see where the time goes, not for the figures.
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
+const apiProcesses = {};
+let accountingRedis;
 
 function positiveNumber(name, fallback, { allowZero = false } = {}) {
   const value = Number(process.env[name] ?? fallback);
@@ -211,14 +248,28 @@ async function startApis(apps, credentials) {
     if (result.code !== 0) fail(`${app} migrations ${describeExit(result)} (output above)`);
   }
   for (const app of apps) {
-    const api = spawnNode(`${app}-api`, entryPoint(app, 'api'), env);
+    const profiled = CPU_PROF_DIR ? profiledEnv(env, CPU_PROF_DIR, `${app}-api`) : null;
+    const api = spawnNode(`${app}-api`, entryPoint(app, 'api'), profiled?.env ?? env);
     children.push(api);
+    apiProcesses[app] = { api, profileFile: profiled?.file };
     const healthy = waitUntil(() => httpOk(`${urls[app]}/healthz`), 60_000, 200);
     const outcome = await Promise.race([healthy, api.exited]);
     if (outcome === false) fail(`${app}-api did not answer ${urls[app]}/healthz within 60 s`);
     if (outcome !== true) fail(`${app}-api ${describeExit(outcome)} before answering /healthz (output above)`);
   }
   return urls;
+}
+
+/** Asks each profiled API for its profile (SIGUSR2), then prints and keeps each scenario's summary. */
+async function collectProfiles(rows) {
+  for (const [app, { api, profileFile }] of Object.entries(apiProcesses)) {
+    if (!profileFile) continue;
+    const profile = await takeProfile(api.child, profileFile);
+    for (const row of rows.filter((r) => r.app === app)) {
+      row.cpu = summarizeProfile(profile, row.windowUs);
+      console.log(formatSummary(`${app} ${row.endpoint}`, row.cpu));
+    }
+  }
 }
 
 /** The plain Express 5 baseline in its own process (bench/lib/plain-express-server.mjs). */
@@ -229,6 +280,7 @@ async function startPlainExpress() {
     PORT: String(port),
   });
   children.push(server);
+  apiProcesses.express = { api: server };
   const url = `http://127.0.0.1:${port}`;
   if (!(await waitUntil(() => httpOk(`${url}/healthz`), 10_000, 100))) fail('the plain Express baseline did not start');
   return url;
@@ -278,6 +330,20 @@ function makeContext(urls, credentials) {
       return { authorization: `Bearer ${platformToken}` };
     },
     mailAuthHeaders: async () => ({ authorization: `Bearer ${credentials.mail.secretKey}` }),
+    /** What the CPU accounting reads for an app's scenario: its process, its database's backends, Redis. */
+    cpuSources(app) {
+      return {
+        apiPid: apiProcesses[app]?.api.child.pid,
+        backendPids:
+          app in APPS
+            ? async () =>
+                (
+                  await this.sql(app, 'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')
+                ).map((r) => r.pid)
+            : null,
+        redis: app in APPS ? accountingRedis : null,
+      };
+    },
     /** One statement against an app's bench database (setup that has no API, e.g. a pre-verified domain). */
     async sql(app, text, params = []) {
       const url = benchDatabases.find((u) => new URL(u).pathname.slice(1) === `${APPS[app].database}_bench`);
@@ -303,6 +369,21 @@ function plan(apps) {
   });
 }
 
+/**
+ * Waits (at most 30 s) until the API process is idle: work a scenario left behind (logins still
+ * hashing in the thread pool after autocannon stopped) must not be counted to the next one.
+ */
+async function settle(pid) {
+  if (!cpuAccountingAvailable || !pid) return;
+  const deadline = Date.now() + 30_000;
+  for (let last = processCpuUs(pid); Date.now() < deadline;) {
+    await sleep(250);
+    const now = processCpuUs(pid);
+    if (now - last < 25_000) return; // under 10% of a core
+    last = now;
+  }
+}
+
 async function measure(scenario, ctx) {
   const overrides = (await scenario.setup?.(ctx)) ?? {};
   const method = overrides.method ?? scenario.method ?? 'GET';
@@ -313,7 +394,6 @@ async function measure(scenario, ctx) {
     headers['content-type'] ??= 'application/json';
   }
   const url = `${ctx.urls[scenario.app]}${overrides.path ?? scenario.path}`;
-  const warmup = WARMUP > 0 ? { warmup: { connections: CONNECTIONS, duration: WARMUP } } : {};
   // `[<id>]` in a body: a fresh id per request. Done here, not with autocannon's idReplacement, whose
   // Content-Length assumes a longer id than it generates (the requests then hang).
   const perRequestBody = typeof body === 'string' && body.includes('[<id>]');
@@ -330,8 +410,18 @@ async function measure(scenario, ctx) {
           },
         ]
       : undefined;
-  const result = await autocannon({ url, method, headers, body, requests, connections: CONNECTIONS, duration: DURATION, ...warmup });
+  const load = { url, method, headers, body, requests, connections: CONNECTIONS };
+  await settle(ctx.cpuSources(scenario.app).apiPid);
+  // The warm-up is a run of its own, so the CPU accounting and the profile window cover the measured run only.
+  if (WARMUP > 0) await autocannon({ ...load, duration: WARMUP });
+  const cpuBefore = cpuAccountingAvailable ? await cpuSnapshot(ctx.cpuSources(scenario.app)) : null;
+  const fromUs = Number(process.hrtime.bigint() / 1000n);
+  const result = await autocannon({ ...load, duration: DURATION });
+  const toUs = Number(process.hrtime.bigint() / 1000n);
+  const cpuAfter = cpuBefore ? await cpuSnapshot(ctx.cpuSources(scenario.app)) : null;
   return {
+    windowUs: { fromUs, toUs },
+    cpuUsPerRequest: cpuBefore ? cpuPerRequest(cpuBefore, cpuAfter, result.requests.total) : null,
     app: scenario.app,
     endpoint: scenario.name ?? `${method} ${scenario.path}`,
     method,
@@ -346,15 +436,62 @@ async function measure(scenario, ctx) {
   };
 }
 
+function printMarkdownTable(header, cells, leftColumns = 2) {
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
+  const line = (row) => `| ${row.map((cell, i) => (i < leftColumns ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
+  console.log(`\n${line(header)}\n| ${widths.map((w, i) => (i < leftColumns ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`);
+  for (const row of cells) console.log(line(row));
+}
+
 function printTable(rows) {
   const header = ['app', 'endpoint', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'ratio to /healthz'];
-  const cells = rows.map((r) => [r.app, r.endpoint, r.reqPerSec, r.p50Ms, r.p99Ms, r.non2xx, r.ratioToHealthz.toFixed(2)].map(String));
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
-  const line = (row) => `| ${row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
-  console.log(`\n${line(header)}\n| ${widths.map((w, i) => (i < 2 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`);
-  for (const row of cells) console.log(line(row));
+  printMarkdownTable(
+    header,
+    rows.map((r) => [r.app, r.endpoint, r.reqPerSec, r.p50Ms, r.p99Ms, r.non2xx, r.ratioToHealthz.toFixed(2)].map(String)),
+  );
   const failing = rows.filter((r) => r.errors || r.timeouts);
   for (const r of failing) console.log(`warning: ${r.app} ${r.endpoint}: ${r.errors} connection errors, ${r.timeouts} timeouts`);
+}
+
+/** Where each request's CPU went (bench/lib/cpu-accounting.mjs); Redis is shared, so its column is noisy. */
+function printCpuTable(rows) {
+  const accounted = rows.filter((r) => r.cpuUsPerRequest);
+  if (!accounted.length) return;
+  console.log(
+    "\nCPU per request, microseconds (api process, its Postgres backends, Redis, autocannon); cpu ratio: the app's GET /healthz total / this total",
+  );
+  printMarkdownTable(
+    ['app', 'endpoint', 'api', 'postgres', 'redis', 'autocannon', 'total', 'cpu ratio'],
+    accounted.map((r) => {
+      const c = r.cpuUsPerRequest;
+      return [r.app, r.endpoint, c.api, c.postgres, c.redis, c.loadGenerator, c.total, r.cpuRatioToHealthz?.toFixed(2) ?? ''].map(String);
+    }),
+  );
+}
+
+/** One line per scenario with a target (issue #18): its ratio, or emails accepted per second. */
+function printTargets(rows, scenarios) {
+  const missed = [];
+  for (const row of rows) {
+    const scenario = scenarios.find((s) => s.app === row.app && s.name === row.endpoint);
+    if (scenario?.targetRatio !== undefined) {
+      const met = row.ratioToHealthz >= scenario.targetRatio;
+      if (!met) missed.push(`${row.app} ${row.endpoint}`);
+      const cpu = row.cpuRatioToHealthz ? `; cpu ratio ${row.cpuRatioToHealthz}` : '';
+      console.log(
+        `bench: ${row.app} ${row.endpoint} / GET /healthz = ${row.ratioToHealthz} (target >= ${scenario.targetRatio}: ${met ? 'met' : 'MISSED'}${cpu})`,
+      );
+    }
+    if (scenario?.emailsPerRequest) {
+      row.emailsPerSec = row.reqPerSec * scenario.emailsPerRequest;
+      const met = row.emailsPerSec >= scenario.targetEmailsPerSec;
+      if (!met) missed.push(`${row.app} ${row.endpoint} emails/s`);
+      console.log(
+        `bench: ${row.app} ${row.endpoint}: ${row.emailsPerSec} emails accepted/s (target >= ${scenario.targetEmailsPerSec}: ${met ? 'met' : 'MISSED'})`,
+      );
+    }
+  }
+  if (missed.length) console.log(`bench: MISSED: ${missed.join(', ')}`);
 }
 
 function gitCommit() {
@@ -389,6 +526,7 @@ function cleanup() {
     await stopProcesses(children, 10_000);
     for (const url of benchDatabases)
       await dropDatabase(url).catch((err) => console.error(`could not drop ${redactUrl(url)}: ${err.message}`));
+    accountingRedis?.disconnect();
     if (redisUrl) await deleteBenchKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
   })();
   return cleaning;
@@ -422,6 +560,7 @@ async function main() {
   const missing = missingEntryPoints(apps, ['api', 'migrate']);
   if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build; BENCH_APPS=platform or =mail benches one app)`);
   await checkInfrastructure(apps);
+  accountingRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   const credentials = {
     platformAdmin: { email: 'bench-admin@example.com', password: randomBytes(18).toString('base64url') },
     mail: { secretKey: `sk_${randomBytes(24).toString('hex')}`, publicKey: `pk_${randomBytes(24).toString('hex')}` },
@@ -430,15 +569,22 @@ async function main() {
   const ctx = makeContext(urls, credentials);
   const rows = [];
   const baselines = {};
+  const cpuBaselines = {};
   console.log(`bench: ${CONNECTIONS} connections, ${DURATION} s per scenario (+${WARMUP} s warm-up)`);
   for (const scenario of plan(apps)) {
     const row = await measure(scenario, ctx);
     if (scenario.baseline) baselines[row.app] = row.reqPerSec;
     row.ratioToHealthz = baselines[row.app] ? Math.round((row.reqPerSec / baselines[row.app]) * 100) / 100 : 0;
+    if (scenario.baseline) cpuBaselines[row.app] = row.cpuUsPerRequest?.total;
+    if (row.cpuUsPerRequest?.total && cpuBaselines[row.app])
+      row.cpuRatioToHealthz = Math.round((cpuBaselines[row.app] / row.cpuUsPerRequest.total) * 100) / 100;
     rows.push(row);
     console.log(`bench: ${row.app} ${row.endpoint}: ${row.reqPerSec} req/s, p99 ${row.p99Ms} ms, non-2xx ${row.non2xx}`);
   }
   printTable(rows);
+  printCpuTable(rows);
+  printTargets(rows, SCENARIOS);
+  if (CPU_PROF_DIR) await collectProfiles(rows);
   const express = rows.find((r) => r.app === 'express');
   for (const row of rows.filter((r) => r.app !== 'express' && r.path === '/healthz' && r.method === 'GET')) {
     row.ratioToPlainExpress = Math.round((row.reqPerSec / express.reqPerSec) * 100) / 100;

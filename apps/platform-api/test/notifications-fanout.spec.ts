@@ -7,7 +7,7 @@ import { QueueService, WorkerRunner } from '@app/service-kit';
 import { AclResolverService } from '../src/core/auth/acl-resolver.service.js';
 import { grants, hasFeature } from '../src/core/auth/feature-match.js';
 import { AccountEmailQueue } from '../src/modules/account-email/account-email.queue.js';
-import { NotificationDispatchService } from '../src/modules/notifications/notification-dispatch.service.js';
+import { FAN_OUT_PARALLEL_CHUNKS, NotificationDispatchService } from '../src/modules/notifications/notification-dispatch.service.js';
 import { patternsGranting } from '../src/modules/notifications/notification-recipients.repository.js';
 import { NotificationJob, NotificationsQueue } from '../src/modules/notifications/notifications.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
@@ -83,6 +83,8 @@ describe('notifications: role and feature fan-out through the worker, and the em
     await ds.query('UPDATE users SET deleted_at = now() WHERE id = $1', [deleted.id]);
     await f.user(tenant, { password: null }); // not a member
     worker.get(NotificationDispatchService).chunkSize = 10;
+    // One chunk at a time, so "the second chunk" is well defined (parallel chunks: the next test).
+    worker.get(NotificationDispatchService).parallelChunks = 1;
     // The second chunk's first row fails once: the first chunk is committed, the job fails and is retried.
     await ds.query(`CREATE SEQUENCE fanout_fail_seq`);
     await ds.query(`
@@ -122,6 +124,51 @@ describe('notifications: role and feature fan-out through the worker, and the em
       await ds.query('DROP TRIGGER fail_fanout_once ON notifications');
       await ds.query('DROP FUNCTION fail_fanout_once(); DROP SEQUENCE fanout_fail_seq');
       worker.get(NotificationDispatchService).chunkSize = 1000;
+      worker.get(NotificationDispatchService).parallelChunks = FAN_OUT_PARALLEL_CHUNKS;
+    }
+  });
+
+  it('a fan-out writes several chunks at once; a chunk that fails stops the job, and its retry writes each missing member once', async () => {
+    const tenant = await f.tenant();
+    const sender = await f.loggedInUser(t, { features: ['notifications.create'] }, tenant);
+    const role = await f.role(tenant.id, { features: [] });
+    const members = await Promise.all(Array.from({ length: 23 }, () => f.user(tenant, { roleIds: [role.id], password: null })));
+    const ids = members.map((m) => m.id).sort();
+    const dispatch = worker.get(NotificationDispatchService);
+    dispatch.chunkSize = 4; // 6 chunks, 3 at a time
+    // The first attempt fails on one member of the fourth chunk, once.
+    await ds.query(`CREATE SEQUENCE fanout_parallel_fail_seq`);
+    await ds.query(`
+      CREATE FUNCTION fail_parallel_fanout_once() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.type = 'parallel.test' AND NEW.recipient_user_id = '${ids[13]}' THEN
+          IF nextval('fanout_parallel_fail_seq') = 1 THEN RAISE EXCEPTION 'injected failure'; END IF;
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await ds.query(
+      `CREATE TRIGGER fail_parallel_fanout_once BEFORE INSERT ON notifications FOR EACH ROW EXECUTE FUNCTION fail_parallel_fanout_once()`,
+    );
+    try {
+      const res = await request(t.url)
+        .post('/notifications/role')
+        .set(sender.auth)
+        .send({ type: 'parallel.test', severity: 'info', title: 'To the role', roleId: role.id })
+        .expect(201);
+      const job = await completed(`fanout-${res.body.batchId}`);
+      expect(job.attemptsMade).toBe(2);
+      expect((job.stacktrace ?? []).join('\n')).toContain('injected failure');
+      expect(job.returnvalue.recipients).toBe(23);
+      // The retry wrote exactly what the failed attempt had not committed: the failed chunk (4 rows)
+      // and any not started after it. The first three chunks were in flight before it and committed.
+      const committedBefore = 23 - job.returnvalue.written;
+      expect(job.returnvalue.written).toBeGreaterThanOrEqual(4);
+      expect(committedBefore).toBeGreaterThanOrEqual(12);
+      expect(await rowsOfBatch(res.body.batchId)).toEqual(ids);
+    } finally {
+      await ds.query('DROP TRIGGER fail_parallel_fanout_once ON notifications');
+      await ds.query('DROP FUNCTION fail_parallel_fanout_once(); DROP SEQUENCE fanout_parallel_fail_seq');
+      dispatch.chunkSize = 1000;
     }
   });
 

@@ -12,7 +12,8 @@ import { SessionLookupRepository } from './session-lookup.repository.js';
 export type Revocation =
   { type: 'session'; sessionIds: string[] } | { type: 'user'; userId: string } | { type: 'tenant'; tenantId: string };
 
-type Invalidation = { type: 'acl'; generation: number } | Revocation;
+/** `profile`: a user's own fields cached with their sessions (the email) changed; nothing ended. */
+type Invalidation = { type: 'acl'; generation: number } | { type: 'profile'; userId: string } | Revocation;
 
 /**
  * Told to revocation listeners: a revocation, or `unknown` after a reconnect to Redis, when messages
@@ -20,10 +21,12 @@ type Invalidation = { type: 'acl'; generation: number } | Revocation;
  */
 export type RevocationNotice = Revocation | { type: 'unknown' };
 
-interface CachedSession {
+export interface CachedSession {
   userId: string;
   tenantId: string;
   expiresAt: number;
+  /** The user's email as the session was loaded (null: user deleted). */
+  email: string | null;
   cachedUntil: number;
 }
 
@@ -102,7 +105,10 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
     return this.getSession(sessionId, () => this.sessionLookup.findLive(this.dataSource, sessionId));
   }
 
-  async getSession(sessionId: string, load: () => Promise<{ userId: string; tenantId: string; expiresAt: Date } | null>) {
+  async getSession(
+    sessionId: string,
+    load: () => Promise<{ userId: string; tenantId: string; expiresAt: Date; email?: string | null } | null>,
+  ): Promise<CachedSession | null> {
     const local = this.sessions.get(sessionId);
     const now = Date.now();
     if (local && local.cachedUntil > now) return local.expiresAt > now ? local : null;
@@ -112,10 +118,11 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
       this.sessions.delete(sessionId);
       return null;
     }
-    const entry = {
+    const entry: CachedSession = {
       userId: row.userId,
       tenantId: row.tenantId,
       expiresAt: row.expiresAt.getTime(),
+      email: row.email ?? null,
       cachedUntil: now + LOCAL_SESSION_TTL_MS,
     };
     // A revocation that arrived while we loaded may concern this row: do not keep it.
@@ -135,6 +142,14 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
 
   async invalidateUser(userId: string): Promise<void> {
     await this.publish({ type: 'user', userId });
+  }
+
+  /**
+   * Call after committing a change of a user's own fields that the session cache carries (the email):
+   * every instance reloads that user's sessions, which stay open (no revocation is announced).
+   */
+  async invalidateProfile(userId: string): Promise<void> {
+    await this.publish({ type: 'profile', userId });
   }
 
   /** Call after a tenant is deactivated: its sessions stop working on every instance. */
@@ -164,7 +179,12 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
       this.acls.clear();
       return;
     }
+    // A session load in flight may carry what just changed (or ended): it is not kept (getSession).
     this.revocations += 1;
+    if (message.type === 'profile') {
+      for (const [id, s] of this.sessions) if (s.userId === message.userId) this.sessions.delete(id);
+      return;
+    }
     if (message.type === 'session') {
       for (const id of message.sessionIds) this.sessions.delete(id);
     } else if (message.type === 'tenant') {

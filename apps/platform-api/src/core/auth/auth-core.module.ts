@@ -2,7 +2,9 @@ import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { RateLimiterService } from '../rate-limit/rate-limiter.service.js';
+import { AccessAuthenticator } from './access-authenticator.service.js';
 import { AccessCacheService } from './access-cache.service.js';
+import { AccessTokenVerifier } from './access-token-verifier.js';
 import { AclLookupRepository } from './acl-lookup.repository.js';
 import { AclResolverService } from './acl-resolver.service.js';
 import { AuthGuard } from './auth.guard.js';
@@ -14,6 +16,8 @@ import { SessionLookupRepository } from './session-lookup.repository.js';
 @Module({
   imports: [PassportModule],
   providers: [
+    AccessAuthenticator,
+    AccessTokenVerifier,
     AccessCacheService,
     AclResolverService,
     AclLookupRepository,

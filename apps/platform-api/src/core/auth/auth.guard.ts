@@ -1,35 +1,37 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard as PassportAuthGuard } from '@nestjs/passport';
+import type { Request } from 'express';
 import { DomainError } from '@app/service-kit';
+import { AccessAuthenticator } from './access-authenticator.service.js';
 import { type AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_FEATURES } from './auth.decorators.js';
-import type { AuthContext } from './auth-context.js';
 
 /**
  * The one guard of every route: public routes pass; others need a valid JWT whose session lives
  * (401 otherwise) and every feature named by `@RequireFeatures` (403 otherwise).
+ *
+ * It calls the authenticator directly rather than through passport: passport's per-request
+ * machinery (a middleware built per call, strategy objects, callbacks) and the token's signature
+ * check were most of an authenticated request's own CPU (bench/README.md, issue #18). The passport
+ * 'jwt' strategy (JwtStrategy) stays for guards that want its optional flavour, on the same logic.
  */
 @Injectable()
-export class AuthGuard extends PassportAuthGuard('jwt') {
-  constructor(private readonly reflector: Reflector) {
-    super({ property: 'auth', session: false });
-  }
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticator: AccessAuthenticator,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
-    await super.canActivate(context);
-    const auth: AuthContext = context.switchToHttp().getRequest<AuthenticatedRequest>().auth;
+    const req = context.switchToHttp().getRequest<Request>();
+    const auth = await this.authenticator.authenticate(req);
+    if (!auth) throw DomainError.unauthorized('unauthorized');
+    (req as AuthenticatedRequest).auth = auth;
     const required = this.reflector.getAllAndOverride<string[]>(REQUIRED_FEATURES, targets) ?? [];
     if (required.length && !auth.can(...required)) {
       throw DomainError.forbidden(`missing required features: ${required.join(', ')}`);
     }
     return true;
-  }
-
-  handleRequest<T>(err: unknown, user: T): T {
-    if (err instanceof DomainError) throw err;
-    if (err || !user) throw DomainError.unauthorized('unauthorized');
-    return user;
   }
 }

@@ -3,11 +3,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { ExtractJwt, Strategy } from 'passport-jwt';
-import { DomainError } from '@app/service-kit';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../config/platform-config.js';
-import { AccessCacheService } from './access-cache.service.js';
-import { AclResolverService } from './acl-resolver.service.js';
-import { AuthContext } from './auth-context.js';
+import { AccessAuthenticator } from './access-authenticator.service.js';
+import type { AuthContext } from './auth-context.js';
 import { AUTH_COOKIE, type AccessTokenClaims } from './jwt-claims.js';
 import { readCookie } from './request-cookies.js';
 
@@ -15,34 +13,27 @@ import { readCookie } from './request-cookies.js';
 const fromAuthCookie = (req: Request): string | null => readCookie(req, AUTH_COOKIE);
 
 /**
- * Verifies the JWT (bearer header or `auth_token` cookie), then checks that its session still exists
- * (in an active tenant) and resolves the caller's ACL; both are cached so a warm request does no SQL.
+ * The passport 'jwt' strategy, for guards built on @nestjs/passport (OptionalAuthGuard): verifies the
+ * JWT (bearer header or `auth_token` cookie), then resolves the caller exactly as the global AuthGuard
+ * does (AccessAuthenticator: live session, cached ACL).
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   constructor(
     @Inject(PLATFORM_CONFIG) config: PlatformConfig,
-    private readonly cache: AccessCacheService,
-    private readonly resolver: AclResolverService,
+    private readonly authenticator: AccessAuthenticator,
   ) {
     super({
       jwtFromRequest: ExtractJwt.fromExtractors([ExtractJwt.fromAuthHeaderAsBearerToken(), fromAuthCookie]),
       // A KeyObject, not the string: jsonwebtoken otherwise rebuilds a key from the string on every
-      // verify (createPublicKey attempt + fallback), which was the largest CPU cost of a request.
-      // (passport-jwt's typings predate KeyObject; jsonwebtoken.verify accepts it.)
+      // verify (createPublicKey attempt + fallback). (passport-jwt's typings predate KeyObject.)
       secretOrKey: createSecretKey(Buffer.from(config.jwtSecret, 'utf8')) as unknown as Buffer,
       algorithms: ['HS256'],
       ignoreExpiration: false,
     });
   }
 
-  async validate(claims: AccessTokenClaims): Promise<AuthContext> {
-    if (!claims?.sub || !claims.sid || !claims.tenantId) throw DomainError.unauthorized('invalid token');
-    const session = await this.cache.liveSession(claims.sid);
-    if (!session || session.userId !== claims.sub || session.tenantId !== claims.tenantId) {
-      throw DomainError.unauthorized('session expired or revoked');
-    }
-    const acl = await this.cache.getAcl(claims.sub, claims.tenantId, () => this.resolver.resolve(claims.sub, claims.tenantId));
-    return new AuthContext(claims.sub, claims.tenantId, claims.orgId ?? null, claims.sid, acl);
+  validate(claims: AccessTokenClaims): Promise<AuthContext> {
+    return this.authenticator.contextOf(claims);
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
+import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { hasAllFeatures } from '../../core/auth/feature-match.js';
 import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
@@ -33,12 +34,23 @@ export class ProfileService {
     private readonly users: UsersRepository,
     private readonly auth: AuthService,
     private readonly rateLimiter: RateLimiterService,
+    private readonly access: AccessCacheService,
   ) {}
 
+  /**
+   * The email comes with the caller's session, which the guard has just checked (a cached read, so
+   * the profile costs no SQL per call); every change of a user's email drops that user's cached
+   * sessions on every instance (user commands: invalidateUser; this service: invalidateProfile).
+   */
   async getProfile(auth: AuthContext): Promise<{ email: string; roles: string[] }> {
-    const user = await this.accounts.find(this.dataSource, scopeOf(auth), auth.userId);
-    if (!user) throw DomainError.notFound('user not found');
-    return { email: user.email, roles: auth.acl.roleNames };
+    const session = await this.access.liveSession(auth.sessionId);
+    let email = session?.userId === auth.userId ? session.email : null;
+    if (!email) {
+      const user = await this.accounts.find(this.dataSource, scopeOf(auth), auth.userId);
+      if (!user) throw DomainError.notFound('user not found');
+      email = user.email;
+    }
+    return { email, roles: auth.acl.roleNames };
   }
 
   /**
@@ -58,6 +70,7 @@ export class ProfileService {
     const passwordHash = input.password ? await hashPassword(input.password) : null;
     const updated = await this.users.updateCredentials(this.dataSource, scope, { userId: auth.userId, email: email ?? null, passwordHash });
     if (!updated) throw DomainError.notFound('user not found');
+    if (email) await this.access.invalidateProfile(auth.userId);
     if (passwordHash) await this.auth.revokeAllSessions(scope, { userId: auth.userId, exceptSessionId: auth.sessionId });
     return { ok: true, email: updated };
   }

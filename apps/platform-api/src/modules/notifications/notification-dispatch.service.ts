@@ -23,6 +23,8 @@ import {
 
 /** Rows per INSERT of a fan-out: bounds each transaction and lets events flow while the rest is written. */
 export const FAN_OUT_CHUNK_SIZE = 1000;
+/** Chunks of one fan-out written at once (each on its own pooled connection). */
+export const FAN_OUT_PARALLEL_CHUNKS = 3;
 
 export interface SentResult {
   ok: true;
@@ -37,6 +39,8 @@ export class NotificationDispatchService {
   private readonly logger = new Logger(NotificationDispatchService.name);
   /** Rows per chunk of a fan-out (tests lower it to exercise several chunks). */
   chunkSize = FAN_OUT_CHUNK_SIZE;
+  /** Chunks written at once (tests set 1 to fail a given chunk). */
+  parallelChunks = FAN_OUT_PARALLEL_CHUNKS;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -103,21 +107,45 @@ export class NotificationDispatchService {
     const scope = systemScope(payload.tenantId);
     const recipientIds = await this.recipientsOf(scope, target);
     const batch: BatchRef = { batchId: payload.batchId, createdByUserId: payload.createdByUserId };
-    let written = 0;
-    for (let i = 0; i < recipientIds.length; i += this.chunkSize) {
-      const rows = await this.writer.write(scope, {
-        batch,
-        content: payload.content,
-        recipientIds: recipientIds.slice(i, i + this.chunkSize),
-      });
-      written += rows.length;
-    }
+    const chunks: string[][] = [];
+    for (let i = 0; i < recipientIds.length; i += this.chunkSize) chunks.push(recipientIds.slice(i, i + this.chunkSize));
+    const written = await this.writeChunks(scope, { batch, content: payload.content, chunks });
     await this.writer.finishBatch(scope, batch);
     this.logger.log(
       { batchId: payload.batchId, target: target.kind, recipients: recipientIds.length, written },
       'notification fan-out done',
     );
     return { recipients: recipientIds.length, written };
+  }
+
+  /**
+   * A few chunks at once, each its own transaction on its own pooled connection: one INSERT runs on
+   * one Postgres backend (one core), and the database, not this process, bounds a fan-out. Chunks hold
+   * disjoint recipients, so they neither conflict nor wait for one another. After a failure no new
+   * chunk starts, and the ones in flight finish before the job fails (its retry then finds them).
+   */
+  private async writeChunks(
+    scope: TenantScope,
+    input: { batch: BatchRef; content: NotificationContent; chunks: string[][] },
+  ): Promise<number> {
+    let written = 0;
+    let next = 0;
+    const failures: unknown[] = [];
+    const lane = async () => {
+      while (failures.length === 0 && next < input.chunks.length) {
+        const recipientIds = input.chunks[next++];
+        try {
+          // Read `written` after the await: `written += await ...` would add to a value read before it.
+          const rows = await this.writer.write(scope, { batch: input.batch, content: input.content, recipientIds });
+          written += rows.length;
+        } catch (error) {
+          failures.push(error);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.parallelChunks, input.chunks.length) }, lane));
+    if (failures.length > 0) throw failures[0];
+    return written;
   }
 
   private recipientsOf(scope: TenantScope, target: NotificationFanOutTarget): Promise<string[]> {

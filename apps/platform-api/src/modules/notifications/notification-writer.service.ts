@@ -8,6 +8,7 @@ import { AccountEmailService } from '../account-email/account-email.service.js';
 import { NotificationSettingsService } from './notification-settings.service.js';
 import { NotificationsRepository, toNotificationItem, type BatchRef, type NotificationRow } from './notifications.repository.js';
 import { NotificationsQueueProducer, type NotificationContent, type NotificationEmailPayload } from './notifications.queue.js';
+import { UnreadCountCache } from './unread-count-cache.service.js';
 
 /** Emails queued at once by the email job (each is one BullMQ add). */
 const EMAIL_QUEUE_CONCURRENCY = 50;
@@ -25,6 +26,7 @@ export class NotificationWriter {
     private readonly queue: NotificationsQueueProducer,
     private readonly events: EventBus,
     private readonly accountEmails: AccountEmailService,
+    private readonly unread: UnreadCountCache,
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
   ) {}
 
@@ -37,6 +39,10 @@ export class NotificationWriter {
     const rows = input.content.groupKey
       ? await this.dataSource.transaction((tx) => this.repository.insertForRecipients(tx, scope, input))
       : await this.repository.insertForRecipients(this.dataSource, scope, input);
+    await this.unread.changed(
+      scope.tenantId,
+      rows.map((row) => row.recipient_user_id),
+    );
     await this.events.emitMany(
       rows.map((row) => ({
         id: PlatformEventId.NotificationCreated,

@@ -11,6 +11,7 @@ import { NotificationsJobs } from './notifications.jobs.js';
 import { NotificationsQueueProducer } from './notifications.queue.js';
 import { NotificationsRepository } from './notifications.repository.js';
 import { NotificationsService } from './notifications.service.js';
+import { UnreadCountCache } from './unread-count-cache.service.js';
 
 /**
  * Per-user notifications (/notifications/*): the recipient's list and status changes, senders'
@@ -29,6 +30,7 @@ import { NotificationsService } from './notifications.service.js';
     NotificationRecipientsRepository,
     NotificationsQueueProducer,
     NotificationsJobs,
+    UnreadCountCache,
   ],
   exports: [NotificationDispatchService, NotificationsRepository],
 })

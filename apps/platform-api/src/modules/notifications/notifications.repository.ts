@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { execute, query, queryOne, type Db } from '@app/service-kit';
+import { execute, query, queryOne, queryPrepared, type Db } from '@app/service-kit';
 import type { TenantScope } from '../../core/scope/tenant-scope.js';
 import type { NotificationItemDto, NotificationSeverity, NotificationStatus } from './notifications.dto.js';
 import type { NotificationContent } from './notifications.queue.js';
@@ -129,12 +129,18 @@ export class NotificationsRepository {
     return { rows, total: counted?.total ?? 0 };
   }
 
-  async unreadCount(db: Db, scope: TenantScope): Promise<number> {
-    const row = await queryOne<{ n: number }>(db, `SELECT count(*)::int AS n FROM notifications WHERE ${OWN} AND status = 'unread'`, [
-      scope.tenantId,
-      recipientOf(scope),
-    ]);
-    return row?.n ?? 0;
+  /**
+   * The badge: the scope user's unread notifications, and when the first of them expires (it then
+   * stops counting: UnreadCountCache keeps the count until then). An index-only scan of
+   * notifications_unread_idx; prepared, the badge is polled by every open page.
+   */
+  async unreadCount(db: Db, scope: TenantScope): Promise<{ count: number; nextExpiry: Date | null }> {
+    const [row] = await queryPrepared<{ n: number; next_expiry: Date | null }>(
+      db,
+      `SELECT count(*)::int AS n, min(expires_at) AS next_expiry FROM notifications WHERE ${OWN} AND status = 'unread'`,
+      [scope.tenantId, recipientOf(scope)],
+    );
+    return { count: row?.n ?? 0, nextExpiry: row?.next_expiry ?? null };
   }
 
   /** How many went from unread to read. */
@@ -196,6 +202,8 @@ export class NotificationsRepository {
    * this batch already reached (a retry) and a recipient with an active notification of the same
    * groupKey. Rows are inserted in recipient order, so concurrent batches lock index entries in the
    * same order. Recipients are any users of the tenant: the sender's organizations do not narrow them.
+   * The recipients drive the join (one primary-key probe each): `users.id = ANY(...)` made the
+   * planner scan every user of the table for each 1000-row chunk of a fan-out.
    */
   async insertForRecipients(
     db: Db,
@@ -211,8 +219,9 @@ export class NotificationsRepository {
          source_entity_id, link_href, group_key, expires_at)
        SELECT u.tenant_id, u.organization_id, u.id, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11, $12, $13::jsonb,
               $14, $15, $16, $17, $18, $19::timestamptz
-         FROM users u
-        WHERE u.tenant_id = $1 AND u.id = ANY($20::uuid[]) AND u.deleted_at IS NULL
+         FROM unnest($20::uuid[]) AS r(id)
+         JOIN users u ON u.id = r.id
+        WHERE u.tenant_id = $1 AND u.deleted_at IS NULL
         ORDER BY u.id
        ON CONFLICT DO NOTHING
        RETURNING ${COLUMNS}`,

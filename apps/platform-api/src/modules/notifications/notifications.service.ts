@@ -14,6 +14,7 @@ import {
 } from './notifications.dto.js';
 import { isUniqueViolation } from '../../core/database/sql-helpers.js';
 import { NotificationsRepository, toNotificationItem, type NotificationRow } from './notifications.repository.js';
+import { UnreadCountCache } from './unread-count-cache.service.js';
 
 export interface NotificationChanged {
   ok: true;
@@ -27,6 +28,7 @@ export interface NotificationChanged {
  *   dismiss: any -> dismissed
  *   restore: dismissed -> read (default) or unread; anything else is 409
  *   action:  claimed once (actionTaken, status actioned); a second claim is 409
+ * Each change tells the unread-count cache after it is written (whether or not it changed the count).
  */
 @Injectable()
 export class NotificationsService {
@@ -34,6 +36,7 @@ export class NotificationsService {
     private readonly dataSource: DataSource,
     private readonly repository: NotificationsRepository,
     private readonly events: EventBus,
+    private readonly unread: UnreadCountCache,
   ) {}
 
   async list(auth: AuthContext, query: ListNotificationsQuery): Promise<NotificationPageDto> {
@@ -48,25 +51,33 @@ export class NotificationsService {
   }
 
   async unreadCount(auth: AuthContext): Promise<{ unreadCount: number }> {
-    return { unreadCount: await this.repository.unreadCount(this.dataSource, scopeOf(auth)) };
+    const count = await this.unread.get(auth.tenantId, auth.userId, () => this.repository.unreadCount(this.dataSource, scopeOf(auth)));
+    return { unreadCount: count };
   }
 
   async markAllRead(auth: AuthContext): Promise<{ ok: true; count: number }> {
-    return { ok: true, count: await this.repository.markAllRead(this.dataSource, scopeOf(auth)) };
+    const count = await this.repository.markAllRead(this.dataSource, scopeOf(auth));
+    await this.changedFor(auth);
+    return { ok: true, count };
   }
 
   async read(auth: AuthContext, id: string): Promise<NotificationChanged> {
-    return changed(await this.repository.markRead(this.dataSource, scopeOf(auth), id));
+    const row = await this.repository.markRead(this.dataSource, scopeOf(auth), id);
+    await this.changedFor(auth);
+    return changed(row);
   }
 
   async dismiss(auth: AuthContext, id: string): Promise<NotificationChanged> {
-    return changed(await this.repository.dismiss(this.dataSource, scopeOf(auth), id));
+    const row = await this.repository.dismiss(this.dataSource, scopeOf(auth), id);
+    await this.changedFor(auth);
+    return changed(row);
   }
 
   async restore(auth: AuthContext, id: string, to: 'read' | 'unread'): Promise<NotificationChanged> {
     let row: NotificationRow | null;
     try {
       row = await this.repository.restore(this.dataSource, scopeOf(auth), { id, to });
+      await this.changedFor(auth);
     } catch (err) {
       if (isUniqueViolation(err, 'notifications_group_key_uq')) {
         throw DomainError.conflict('another notification with the same groupKey is active');
@@ -90,6 +101,7 @@ export class NotificationsService {
       payload: dto.payload ?? null,
     });
     if (!row) throw DomainError.conflict('action already taken');
+    await this.changedFor(auth);
     await this.events.emit({
       id: PlatformEventId.NotificationActioned,
       tenantId: row.tenant_id,
@@ -106,6 +118,11 @@ export class NotificationsService {
       },
     });
     return changed(row);
+  }
+
+  /** The caller's own notifications changed: its cached unread count goes, on every instance. */
+  private changedFor(auth: AuthContext): Promise<void> {
+    return this.unread.changed(auth.tenantId, [auth.userId]);
   }
 
   private async mustExist(auth: AuthContext, id: string): Promise<NotificationRow> {
