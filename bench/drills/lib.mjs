@@ -126,6 +126,8 @@ export async function smtpSink() {
       });
     },
   });
+  // A SIGKILLed worker resets its SMTP connections: that is the drill, not a sink failure.
+  server.on('error', () => undefined);
   const port = await freePort();
   await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
   cleanups.push(() => new Promise((resolve) => server.close(resolve)));

@@ -1,6 +1,6 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { jsonLoggingModule, QueueModule } from '@app/service-kit';
+import { jsonLoggingModule, QueueModule, PoolClientErrorListener } from '@app/service-kit';
 import { SECRET_PATH_PREFIXES } from './http/secret-paths.js';
 import { MAIL_CONFIG, type MailConfig } from '../config/mail-config.js';
 import { mailDataSourceOptions } from './database/data-source-options.js';
@@ -20,7 +20,7 @@ export class CoreModule {
         TypeOrmModule.forRoot(mailDataSourceOptions(config.databaseUrl)),
         QueueModule.forRoot({ url: config.redisUrl, queuePrefix: config.queuePrefix }),
       ],
-      providers: [{ provide: MAIL_CONFIG, useValue: config }],
+      providers: [{ provide: MAIL_CONFIG, useValue: config }, PoolClientErrorListener],
       exports: [MAIL_CONFIG],
     };
   }

@@ -1,6 +1,6 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { jsonLoggingModule, QueueModule } from '@app/service-kit';
+import { jsonLoggingModule, QueueModule, PoolClientErrorListener } from '@app/service-kit';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../config/platform-config.js';
 import { platformDataSourceOptions } from './database/data-source-options.js';
 
@@ -16,7 +16,7 @@ export class CoreModule {
         TypeOrmModule.forRoot(platformDataSourceOptions(config.databaseUrl)),
         QueueModule.forRoot({ url: config.redisUrl, queuePrefix: config.queuePrefix }),
       ],
-      providers: [{ provide: PLATFORM_CONFIG, useValue: config }],
+      providers: [{ provide: PLATFORM_CONFIG, useValue: config }, PoolClientErrorListener],
       exports: [PLATFORM_CONFIG],
     };
   }

@@ -3,3 +3,4 @@ export * from './migrate.js';
 export * from './sql-where.js';
 export * from './prepared-query.js';
 export * from './query.js';
+export * from './pool-errors.js';
