@@ -7,4 +7,7 @@ export default {
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
   testTimeout: 30000,
   maxWorkers: 2,
+  // ESM test modules are not freed between files: a worker that grew past this is replaced before its next file
+  // (one ran out of memory in a long CI run).
+  workerIdleMemoryLimit: '1GB',
 };
