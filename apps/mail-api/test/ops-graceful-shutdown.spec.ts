@@ -144,11 +144,13 @@ describe('graceful shutdown under SIGTERM', () => {
       // No response was cut off or malformed: a request either got its whole answer or no answer at all.
       expect(failed.filter((o) => o.responseStarted || o.status !== undefined)).toEqual([]);
       // A request without an answer was refused before the server accepted it: a new connection to a
-      // closed listener, or a kept-alive connection the server had closed while idle (never one that
-      // carried the request).
-      expect(
-        failed.filter((o) => !(o.error === 'ECONNREFUSED' || (o.reusedSocket && ['ECONNRESET', 'EPIPE'].includes(o.error ?? '')))),
-      ).toEqual([]);
+      // closed listener, a kept-alive connection the server had closed while idle, or (after the signal)
+      // a new connection the kernel had queued on the listening socket that the process never accepted,
+      // reset when the listener closed. The Postgres checks below prove none of them was written.
+      const refusedBeforeAcceptance = (o: Outcome) =>
+        o.error === 'ECONNREFUSED' ||
+        (['ECONNRESET', 'EPIPE'].includes(o.error ?? '') && (o.reusedSocket || o.afterSignal) && !o.responseStarted);
+      expect(failed.filter((o) => !refusedBeforeAcceptance(o))).toEqual([]);
 
       // Postgres says which requests the server accepted: each one is a contact.
       const db = new DataSource({ type: 'postgres', url: env.config.databaseUrl });
