@@ -1,5 +1,6 @@
 import type { Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import cors from 'cors';
 import { createHttpApp, setupOpenApi } from '@app/service-kit';
 import { AppModule } from './app.module.js';
 import type { MailConfig } from './config/mail-config.js';
@@ -46,9 +47,8 @@ export async function createMailHttpApp(config: MailConfig, options: { extraModu
     // 1 MB per body; POST /v1/send declares its own larger limit (@BodyLimit) for attachments.
     bodyLimit: '1mb',
     configure: (app) => {
-      app.enableCors((req: { url?: string }, callback: (error: Error | null, options: object) => void) =>
-        callback(null, req.url?.startsWith('/v1/track') ? TRACK_CORS : { origin: false }),
-      );
+      // Mounted on its path rather than `enableCors` with a per-request decision: other requests do not pass it.
+      app.use('/v1/track', cors(TRACK_CORS));
       setupOpenApi(app, {
         title: 'mail-api',
         version: '1.0.0',

@@ -124,11 +124,12 @@ describe('request logs keep secrets out', () => {
         '00000000-0000-4000-8000-000000000001',
         '00000000-0000-4000-8000-000000000002',
       );
+      await request(url).get('/healthz').expect(200);
       await request(url).get(`/unsubscribe/${token}`);
-      await request(url)
+      const contacts = await request(url)
         .get('/contacts?search=secret-search-text')
         .set(bearer(`sk_${'1'.repeat(48)}`));
-      // Both requests are logged (pino-http logs on response end).
+      // Both requests are logged when their responses close; probes are not.
       await waitFor(
         () => (api.output().includes('/contacts?search=') && api.output().includes('/unsubscribe/') ? true : null),
         5_000,
@@ -139,6 +140,20 @@ describe('request logs keep secrets out', () => {
       expect(output).not.toContain(token);
       expect(output).not.toContain('secret-search-text');
       expect(output).not.toContain('1'.repeat(48));
+      const lines = output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map(
+          (line) =>
+            JSON.parse(line) as { msg?: string; reqId?: string; req?: { url?: string; method?: string }; res?: { statusCode?: number } },
+        );
+      const requestLines = lines.filter((line) => line.msg === 'request completed');
+      expect(requestLines.map((line) => line.req?.url)).toEqual(['/unsubscribe/[redacted]', '/contacts?search=[redacted]']);
+      expect(requestLines[1]).toMatchObject({ reqId: contacts.headers['x-request-id'], req: { method: 'GET' }, res: { statusCode: 401 } });
+      // The same close listener feeds the latency histogram, probes included.
+      const metrics = await request(url).get('/metrics').expect(200);
+      expect(metrics.text).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/healthz"[^}]*\} 1\b/);
+      expect(metrics.text).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/contacts"[^}]*status_code="401"[^}]*\} 1\b/);
     } finally {
       await api.kill();
       await env.cleanup();

@@ -5,6 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { TrustProxySetting } from './client-address.js';
 import { AppLogger, RequestLog } from './logging.module.js';
 import { RequestBodyGuard } from './request-body.js';
+import { resolveRequestId } from './request-id.js';
 import { HttpMetrics } from '../metrics/http-metrics.js';
 
 export interface HttpAppOptions {
@@ -25,8 +26,7 @@ export interface HttpAppOptions {
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(module as never, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(AppLogger));
-  app.use(app.get(RequestLog).middleware);
-  app.use(operationsMiddleware(app, optional(app, HttpMetrics)));
+  app.use(requestEnvelope(app.get(RequestLog), optional(app, HttpMetrics), app.getHttpAdapter() as unknown as ShutdownFlag));
   app.disable('x-powered-by');
   app.set('trust proxy', options.trustProxy);
   // Bodies are parsed inside each route's pipeline, after the app's own guards (see RequestBodyGuard).
@@ -61,19 +61,38 @@ function optional<T>(app: INestApplication, type: new (...args: never[]) => T): 
   }
 }
 
+/** Nest's Express adapter sets `isShuttingDown` in `beforeClose` (SIGTERM). */
+interface ShutdownFlag {
+  isShuttingDown?: boolean;
+}
+
 /**
- * One middleware (each Express layer costs): the HTTP latency histogram when the app has the
- * MetricsModule, and, from SIGTERM on (Nest's `beforeClose` marks its adapter as shutting down),
- * `Connection: close` on every response, so each keep-alive client learns that the connection ends
- * after the answer it waits for and sends its next request elsewhere. Without it a busy keep-alive
- * connection carries request after request while `server.close()` waits for it, until the process
- * is killed and the requests in flight on it are reset.
+ * The one middleware of every request, since each Express layer and each response listener costs
+ * (bench/README.md, "HTTP stack"):
+ * - a request id (`req.id`, `X-Request-Id`, echoing a valid incoming one);
+ * - from SIGTERM on, `Connection: close` on every response, so each keep-alive client learns that
+ *   the connection ends after the answer it waits for and sends its next request elsewhere (without
+ *   it a busy keep-alive connection carries request after request while `server.close()` waits for
+ *   it, until the process is killed and the requests in flight on it are reset);
+ * - one listener for when the response closes, which writes the request log line (not for probes)
+ *   and observes the HTTP latency histogram (when the app has the MetricsModule).
  */
-function operationsMiddleware(app: NestExpressApplication, httpMetrics: HttpMetrics | undefined) {
-  const adapter = app.getHttpAdapter() as unknown as { isShuttingDown?: boolean };
-  return (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
+function requestEnvelope(requestLog: RequestLog, httpMetrics: HttpMetrics | undefined, adapter: ShutdownFlag) {
+  return (req: IncomingMessage & { id?: string }, res: ServerResponse, next: () => void): void => {
+    const id = resolveRequestId(req.headers['x-request-id']);
+    req.id = id;
+    res.setHeader('X-Request-Id', id);
     if (adapter.isShuttingDown) res.setHeader('Connection', 'close');
-    httpMetrics?.track(req, res);
+    const url = req.url ?? '';
+    const logged = requestLog.logs(url);
+    if (logged || httpMetrics) {
+      const started = performance.now();
+      res.on('close', () => {
+        const milliseconds = performance.now() - started;
+        if (logged && res.writableFinished) requestLog.completed(id, req.method, url, res.statusCode, milliseconds);
+        httpMetrics?.observe(req, res, milliseconds / 1000);
+      });
+    }
     next();
   };
 }

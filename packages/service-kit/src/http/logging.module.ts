@@ -1,9 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Global, Inject, Injectable, Module, type DynamicModule, type LoggerService } from '@nestjs/common';
 import { pino, type Level, type Logger as Pino } from 'pino';
-import { resolveRequestId } from './request-id.js';
 
-const PROBE_PATHS = new Set(['/healthz', '/readyz']);
+const PROBE_PATHS = ['/healthz', '/readyz'];
 
 /**
  * The URL as request logs show it: query values redacted (they carry tokens, emails and search text)
@@ -88,10 +86,10 @@ export class AppLogger implements LoggerService {
 }
 
 /**
- * The request log, as an Express middleware installed first: a request id on every request
- * (`req.id`, `X-Request-Id`, echoing a valid incoming one) and one JSON line per finished request
- * (`request completed`, with method, redacted URL, status and time), except probes, which would
- * drown everything else. Headers are never logged (authorization, cookies).
+ * The request log: one JSON line per finished request (`request completed`, with the request id,
+ * method, redacted URL, status and time; `request errored` for a 5xx), except probes, which would
+ * drown everything else. Headers are never logged (authorization, cookies). `createHttpApp`'s request
+ * envelope asks `logs(url)` when a request arrives and calls `completed` when its response is sent.
  */
 @Injectable()
 export class RequestLog {
@@ -104,28 +102,29 @@ export class RequestLog {
     this.secretPathPrefixes = options.secretPathPrefixes ?? [];
   }
 
-  readonly middleware = (req: IncomingMessage & { id?: string }, res: ServerResponse, next: () => void): void => {
-    const id = resolveRequestId(req.headers['x-request-id']);
-    req.id = id;
-    res.setHeader('X-Request-Id', id);
-    const url = req.url ?? '';
-    if (!PROBE_PATHS.has(url.split('?')[0]) && this.logger.pino.isLevelEnabled('info')) {
-      const started = performance.now();
-      res.once('finish', () => this.completed(req, res, id, url, started));
-    }
-    next();
-  };
+  /** Whether a request to `url` gets a line: not a probe, and the `info` level on. */
+  logs(url: string): boolean {
+    return !isProbe(url) && this.logger.pino.isLevelEnabled('info');
+  }
 
-  private completed(req: IncomingMessage, res: ServerResponse, id: string, url: string, started: number): void {
+  completed(id: string, method: string | undefined, url: string, statusCode: number, milliseconds: number): void {
     const line = {
       reqId: id,
-      req: { id, method: req.method, url: redactRequestUrl(url, this.secretPathPrefixes) },
-      res: { statusCode: res.statusCode },
-      responseTime: Math.round(performance.now() - started),
+      req: { id, method, url: redactRequestUrl(url, this.secretPathPrefixes) },
+      res: { statusCode },
+      responseTime: Math.round(milliseconds),
     };
-    if (res.statusCode >= 500) this.logger.pino.error(line, 'request errored');
+    if (statusCode >= 500) this.logger.pino.error(line, 'request errored');
     else this.logger.pino.info(line, 'request completed');
   }
+}
+
+/** `/healthz` or `/readyz`, with or without a query string (no allocation: every request asks). */
+function isProbe(url: string): boolean {
+  for (const path of PROBE_PATHS) {
+    if (url.startsWith(path) && (url.length === path.length || url.charCodeAt(path.length) === 63) /* ? */) return true;
+  }
+  return false;
 }
 
 @Global()

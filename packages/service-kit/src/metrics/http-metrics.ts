@@ -22,9 +22,9 @@ export function routeLabel(req: IncomingMessage): string {
 }
 
 /**
- * `http_request_duration_seconds{method, route, status_code}`, as an Express middleware installed by
- * `createHttpApp` when the app has the MetricsModule. Per request: two `hrtime` reads, one listener and
- * one `observe` when the response closes; the label is the matched route pattern.
+ * `http_request_duration_seconds{method, route, status_code}`, observed by `createHttpApp`'s request
+ * envelope when the app has the MetricsModule: one `observe` when the response closes, labelled with
+ * the matched route pattern.
  */
 @Injectable()
 export class HttpMetrics {
@@ -40,20 +40,22 @@ export class HttpMetrics {
     });
   }
 
-  /** Observes the request when its response closes (installed by `createHttpApp`). */
+  /** Records a request whose response closed `seconds` after it arrived (sent, or abandoned by its client). */
+  observe(req: IncomingMessage, res: ServerResponse, seconds: number): void {
+    this.duration.observe(
+      {
+        method: req.method ?? 'GET',
+        route: routeLabel(req),
+        status_code: res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED_STATUS,
+      },
+      seconds,
+    );
+  }
+
+  /** Observes the request when its response closes (`createHttpApp` calls `observe` from its own listener). */
   track(req: IncomingMessage, res: ServerResponse): void {
-    const started = process.hrtime.bigint();
-    res.once('close', () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      this.duration.observe(
-        {
-          method: req.method ?? 'GET',
-          route: routeLabel(req),
-          status_code: res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED_STATUS,
-        },
-        seconds,
-      );
-    });
+    const started = performance.now();
+    res.once('close', () => this.observe(req, res, (performance.now() - started) / 1000));
   }
 
   /** The same as an Express middleware, for an app not built by `createHttpApp`. */

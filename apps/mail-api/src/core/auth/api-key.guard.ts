@@ -29,9 +29,15 @@ export class ApiKeyGuard implements CanActivate {
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous for a public route: Nest awaits only what is a promise. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    return this.authenticateAndLimit(context);
+  }
+
+  private async authenticateAndLimit(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
     const http = context.switchToHttp();
     const req = http.getRequest<{ headers: Record<string, string | string[] | undefined>; ip?: string } & Record<string, unknown>>();
     const project = await this.authenticate(req.headers.authorization);

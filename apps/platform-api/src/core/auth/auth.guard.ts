@@ -21,9 +21,15 @@ export class AuthGuard implements CanActivate {
     private readonly authenticator: AccessAuthenticator,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous for a public route: Nest awaits only what is a promise. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    return this.authenticate(context);
+  }
+
+  private async authenticate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
     const req = context.switchToHttp().getRequest<Request>();
     const auth = await this.authenticator.authenticate(req);
     if (!auth) throw DomainError.unauthorized('unauthorized');
