@@ -9,7 +9,7 @@
 //    transactional mail together; and each transactional email's time from request to sink (it
 //    overtakes the campaign's queue). Same-run baseline: the same window over a backlog of transactional
 //    mail alone (1,000 emails through POST /v1/send), which shows what the limiter itself reaches here
-//    (its ceiling is one email per 72 ms slot: 13.89/s).
+//    (its ceiling is two emails per 143 ms slot: 13.99/s; see sendingLimiter).
 // b. Throughput with the rate lifted (MAIL_RATE_PER_SECOND=10000, BENCH_SEND_CONCURRENCY 64 and
 //    BENCH_SMTP_POOL_SIZE 8 per worker): BENCH_CAMPAIGN_EMAILS (default 5000) transactional emails through
 //    POST /v1/send (50 recipients a request) as the same-run baseline, then a campaign to as many

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
-import { sendingLimiter } from './email-queue-options.js';
+import { isSpacedRate } from './email-queue-options.js';
 
 /** Statements of one kind in flight at once; further calls wait and go out together in the next one. */
 const MAX_IN_FLIGHT = 2;
@@ -93,7 +93,7 @@ interface SentCall {
  * message itself (bench/README.md, issue #18), are paid once per batch. A job still waits for its own
  * claim to commit before it sends, and for its own SENT to commit before it completes.
  *
- * Only above the rate the limiter spaces one email at a time (sendingLimiter): there a batch would
+ * Only above the rates the limiter spaces in slots of a few emails (sendingLimiter): there a batch would
  * hold back claims that the limiter had spaced, and release them together as a burst at the relay;
  * below it there are too few emails per second for batching to matter. Those calls go straight through.
  */
@@ -110,7 +110,7 @@ export class EmailDeliveryBatcher {
     private readonly emails: EmailDeliveryRepository,
     @Inject(MAIL_CONFIG) config: MailConfig,
   ) {
-    this.batching = sendingLimiter(config.ratePerSecond).max > 1;
+    this.batching = !isSpacedRate(config.ratePerSecond);
     const failed = (statement: string) => (error: unknown, size: number) =>
       this.logger.warn({ err: (error as Error).message, size }, `${statement} batch failed; running its emails one by one`);
     this.claims = new StatementBatcher(

@@ -1,18 +1,33 @@
 import type { QueueWorkerOptions } from '@app/service-kit';
 import type { MailConfig } from '../../config/mail-config.js';
 
-/** Up to this rate the limiter spaces emails one by one; above it, it counts per second. */
+/** Up to this rate the limiter spaces emails in small slots; above it, it counts per second. */
 const SPACED_UP_TO_PER_SECOND = 50;
+/** The most a spaced slot lets start back to back. */
+const MAX_EMAILS_PER_SLOT = 8;
+/** What rounding a slot up to whole milliseconds may cost against the configured rate. */
+const MAX_ROUNDING_LOSS = 0.005;
+
+/** Whether `sendingLimiter` spaces this rate in slots (provider-like rates) rather than counting per second. */
+export function isSpacedRate(ratePerSecond: number): boolean {
+  return ratePerSecond <= SPACED_UP_TO_PER_SECOND;
+}
 
 /**
- * BullMQ's limiter for MAIL_RATE_PER_SECOND. At provider-like rates (the default 14/s) it lets one
- * email start per slot of ceil(1000 / rate) ms: never above the rate, and no burst of `rate` emails at
- * the start of every second that a provider measuring over a sliding window could count twice
- * (14/s gives a 72 ms slot, 13.9 emails/s). Higher rates are counted per second.
+ * BullMQ's limiter for MAIL_RATE_PER_SECOND. At provider-like rates (the default 14/s) it lets a few
+ * emails start per short slot: never above the rate, and no burst of `rate` emails at the start of
+ * every second that a provider measuring over a sliding window could count twice. The slot holds as
+ * few emails as keep the rounding of its length to whole milliseconds within 0.5% of the rate: one
+ * email per ceil(1000 / 14) = 72 ms would cap 14/s at 13.89/s, and with the limiter's own latency per
+ * slot it delivered 13.72/s (bench/campaign/delivery.mjs); two per 143 ms allow 13.99/s. Higher rates
+ * are counted per second.
  */
 export function sendingLimiter(ratePerSecond: number): { max: number; duration: number } {
-  if (ratePerSecond <= SPACED_UP_TO_PER_SECOND) return { max: 1, duration: Math.ceil(1000 / ratePerSecond) };
-  return { max: ratePerSecond, duration: 1000 };
+  if (!isSpacedRate(ratePerSecond)) return { max: ratePerSecond, duration: 1000 };
+  for (let max = 1; ; max++) {
+    const duration = Math.ceil((max * 1000) / ratePerSecond);
+    if (max === MAX_EMAILS_PER_SLOT || (max * 1000) / duration >= ratePerSecond * (1 - MAX_ROUNDING_LOSS)) return { max, duration };
+  }
 }
 
 /**
