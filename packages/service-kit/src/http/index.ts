@@ -6,3 +6,4 @@ export * from './http-app.js';
 export * from './public.decorator.js';
 export * from './client-address.js';
 export * from './request-body.js';
+export * from './validation-metadata-cache.js';

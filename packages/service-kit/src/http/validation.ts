@@ -1,6 +1,7 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ErrorCode, type FieldError } from '@app/contracts';
 import { DomainError } from '../errors/domain-error.js';
+import { memoizeValidationMetadata } from './validation-metadata-cache.js';
 
 /** Flattens class-validator's nested errors into `{field: 'a.b[0].c', message, code}` rows. */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldError[] {
@@ -16,6 +17,7 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
  * `VALIDATION_ERROR` DomainError with field details and the app's status (platform 400, mail 422).
  */
 export function createValidationPipe(status: 400 | 422): ValidationPipe {
+  memoizeValidationMetadata();
   return new ValidationPipe({
     whitelist: true,
     transform: true,
