@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { ErrorCode, MailErrorCode } from '@app/contracts';
-import { DomainError, PUBLIC_ROUTE } from '@app/service-kit';
+import { DomainError, isPublicRoute } from '@app/service-kit';
 import { ApiRateLimiter, type RateLimitState } from '../rate-limit/api-rate-limiter.service.js';
 import { PUBLIC_KEY_ALLOWED } from './api-key.decorators.js';
 import { PROJECT_CONTEXT_PROPERTY, type ProjectContext } from './project-context.js';
@@ -31,8 +31,7 @@ export class ApiKeyGuard implements CanActivate {
 
   /** Synchronous for a public route: Nest awaits only what is a promise. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    if (isPublicRoute(this.reflector, context)) return true;
     return this.authenticateAndLimit(context);
   }
 

@@ -1,9 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { DomainError } from '@app/service-kit';
+import { DomainError, isPublicRoute } from '@app/service-kit';
 import { AccessAuthenticator } from './access-authenticator.service.js';
-import { type AuthenticatedRequest, PUBLIC_ROUTE, REQUIRED_FEATURES } from './auth.decorators.js';
+import { type AuthenticatedRequest, REQUIRED_FEATURES } from './auth.decorators.js';
 
 /**
  * The one guard of every route: public routes pass; others need a valid JWT whose session lives
@@ -23,8 +23,7 @@ export class AuthGuard implements CanActivate {
 
   /** Synchronous for a public route: Nest awaits only what is a promise. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    if (isPublicRoute(this.reflector, context)) return true;
     return this.authenticate(context);
   }
 
