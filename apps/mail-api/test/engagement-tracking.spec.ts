@@ -166,6 +166,31 @@ describe('engagement tracking (real Postgres, Redis, SMTP sink)', () => {
     expect(members.body.items.map((m: { email: string }) => m.email).sort()).toEqual([a, b]);
   });
 
+  it('an open is counted with its email.opened event or not at all: a failed event insert leaves the email unopened', async () => {
+    await startWorker();
+    const address = 'x@eng-atomic.example.net';
+    const s = await sendCampaign('Atomic', [address]);
+    const links = await trackingPaths(s.byAddress.get(address)!);
+    // Postgres itself refuses this project's email.opened events (a real failure inside the transaction).
+    await db.query(`CREATE OR REPLACE FUNCTION refuse_opened_event() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.name = 'email.opened' AND NEW.project_id = '${s.p.id}' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`);
+    await db.query(`CREATE TRIGGER refuse_opened_event BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse_opened_event()`);
+    try {
+      // The person still gets the pixel (and a click its redirect); nothing is counted.
+      await request(t.url).get(links.open).expect(200);
+      expect((await request(t.url).get(links.clicks[0]).expect(302)).headers.location).toBe('https://shop.example/a?x=1&y=2');
+      expect(await stats(s)).toMatchObject({ openedCount: 0, clickedCount: 0 });
+      expect(await eventsOf(s.p.id)).toEqual([]);
+    } finally {
+      await db.query('DROP TRIGGER refuse_opened_event ON events');
+      await db.query('DROP FUNCTION refuse_opened_event()');
+    }
+    // The next open counts, with its event.
+    await request(t.url).get(links.open).expect(200);
+    expect(await stats(s)).toMatchObject({ openedCount: 1, clickedCount: 0 });
+    expect((await eventsOf(s.p.id)).map((e) => e.name)).toEqual(['email.opened']);
+  });
+
   it('forged, altered and swapped tokens are a 400 and count nothing: no open redirect', async () => {
     await startWorker();
     const s = await sendCampaign('Forgery', ['x@eng2.example.net']);

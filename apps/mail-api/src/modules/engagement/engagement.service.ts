@@ -56,19 +56,21 @@ export class EngagementService {
 
   /**
    * Never fails the request: a person following a link must get there even if the database is away.
-   * The events follow the email's update, each only from the call that made it (never twice); they
-   * are not in its transaction, which would hold a pooled connection while the events' consumers
-   * (workflows) read through the pool.
+   * The events follow the email's update, each only from the call that made it (never twice), in the
+   * same transaction: an open is counted with its `email.opened` event or not at all (and the workflows
+   * the event starts begin in it too; they read through this transaction, not the pool).
    */
   private async record(target: TrackedEmail, click: boolean, url?: string): Promise<void> {
     const scope = projectScope(target.projectId);
     try {
-      const events: SystemEvent[] = [];
-      const clicked = click ? await this.emails.markClicked(this.dataSource, scope, target.emailId) : null;
-      const opened = await this.emails.markOpened(this.dataSource, scope, target.emailId);
-      if (opened) events.push(...eventOf(EMAIL_EVENT.opened, target.emailId, opened));
-      if (clicked) events.push(...eventOf(EMAIL_EVENT.clicked, target.emailId, clicked, url ? { url } : {}));
-      await this.events.record(this.dataSource, scope, events);
+      await this.dataSource.transaction(async (db) => {
+        const events: SystemEvent[] = [];
+        const clicked = click ? await this.emails.markClicked(db, scope, target.emailId) : null;
+        const opened = await this.emails.markOpened(db, scope, target.emailId);
+        if (opened) events.push(...eventOf(EMAIL_EVENT.opened, target.emailId, opened));
+        if (clicked) events.push(...eventOf(EMAIL_EVENT.clicked, target.emailId, clicked, url ? { url } : {}));
+        await this.events.record(db, scope, events);
+      });
     } catch (err) {
       this.logger.error({ err: (err as Error).message, emailId: target.emailId }, 'recording an open or click failed');
     }
