@@ -256,8 +256,9 @@ async function inProcessRoleUpdates(env, adminId, tenantId) {
   const { loadPlatformConfig } = await load('config/platform-config.js');
   const { AppModule } = await load('app.module.js');
   const { AuthContext } = await load('core/auth/auth-context.js');
-  const { RolesService } = await load('modules/access-control/roles.service.js');
-  const { RolesRepository } = await load('modules/access-control/roles.repository.js');
+  const { reachOf } = await load('core/scope/tenant-reach.js');
+  const { RolesService } = await load('modules/roles/roles.service.js');
+  const { RolesRepository } = await load('modules/roles/roles.repository.js');
   const { AccessCacheService } = await load('core/auth/access-cache.service.js');
   const { EventBus } = await load('core/events/event-bus.service.js');
 
@@ -279,18 +280,15 @@ async function inProcessRoleUpdates(env, adminId, tenantId) {
       roleNames: [],
       hasCustomAcl: false,
     });
+    const reach = reachOf(auth);
     const roleIds = [];
-    for (let w = 0; w < CONNECTIONS; w++) {
-      roleIds.push(
-        (await ds.query('INSERT INTO roles (tenant_id, name) VALUES ($1, $2) RETURNING id', [tenantId, `bench-inproc-${w}`]))[0].id,
-      );
-    }
+    for (let w = 0; w < CONNECTIONS; w++) roleIds.push(await repo.insert(ds, { tenantId, name: `bench-inproc-${w}` }));
     let round = 0;
     const name = (w, i) => `inproc-${round}-${w}-${i}`;
     const direct = async (w, i) => {
       await ds.transaction(async (tx) => {
-        const role = await repo.findInScope(tx, roleIds[w], null, 'no key update');
-        await repo.rename(tx, role, name(w, i));
+        const role = await repo.findInScope(tx, reach, { id: roleIds[w], lock: 'no key update' });
+        await repo.rename(tx, { role, name: name(w, i) });
       });
       await cache.invalidateAcls();
       await events.emit({ id: 'auth.role.updated', tenantId, organizationId: null, payload: { id: roleIds[w] } }).catch(() => undefined);

@@ -18,26 +18,31 @@ const { CurrentAuth, RequireFeatures } = await dist('core/auth/auth.decorators.j
 const { assertMayManage } = await dist('core/auth/grant-boundary.js');
 const { AccessCacheService } = await dist('core/auth/access-cache.service.js');
 const { EventBus } = await dist('core/events/event-bus.service.js');
-const { AccessControlModule } = await dist('modules/access-control/access-control.module.js');
-const { UpdateRoleDto } = await dist('modules/access-control/access-control.dto.js');
-const { RolesRepository } = await dist('modules/access-control/roles.repository.js');
-const { AclsRepository } = await dist('modules/access-control/acls.repository.js');
+const { reachOf, scopeIn } = await dist('core/scope/tenant-reach.js');
+const { RolesModule } = await dist('modules/roles/roles.module.js');
+const { UpdateRoleDto } = await dist('modules/roles/roles.dto.js');
+const { RolesRepository } = await dist('modules/roles/roles.repository.js');
+const { RoleAclRepository } = await dist('modules/roles/role-acl.repository.js');
 
-/** RolesService.update's command body (findManageable + rename) and after-commit work, minus the bus. */
+/**
+ * RolesService.update's command body (the role locked in the caller's reach, checkManageable, rename)
+ * and after-commit work, minus the bus.
+ */
 class DirectRoleUpdateController {
-  constructor(dataSource, roles, acls, cache, events) {
-    Object.assign(this, { dataSource, roles, acls, cache, events });
+  constructor(dataSource, roles, roleAcls, cache, events) {
+    Object.assign(this, { dataSource, roles, roleAcls, cache, events });
   }
 
   async update(auth, body) {
     const role = await this.dataSource.transaction(async (tx) => {
-      const found = await this.roles.findInScope(tx, body.id, auth.isSuperAdmin ? null : auth.tenantId, 'no key update');
+      // The lock the bus's "before" snapshot takes (FOR NO KEY UPDATE), on the role as the caller reaches it.
+      const found = await this.roles.findInScope(tx, reachOf(auth), { id: body.id, lock: 'no key update' });
       if (!found) throw DomainError.notFound('role not found');
       if (!auth.isSuperAdmin) {
         if (found.tenantId === null) throw DomainError.forbidden('only a super administrator may change a global role');
-        assertMayManage(auth, await this.acls.roleAcl(tx, found.tenantId, found.id));
+        assertMayManage(auth, await this.roleAcls.find(tx, scopeIn(auth, found.tenantId), found.id));
       }
-      if (body.name !== undefined && body.name !== found.name) await this.roles.rename(tx, found, body.name);
+      if (body.name !== undefined && body.name !== found.name) await this.roles.rename(tx, { role: found, name: body.name });
       return found;
     });
     await this.cache.invalidateAcls();
@@ -51,7 +56,7 @@ class DirectRoleUpdateController {
 // Decorators applied by hand (plain JavaScript), with the metadata TypeScript would emit.
 Reflect.defineMetadata(
   'design:paramtypes',
-  [DataSource, RolesRepository, AclsRepository, AccessCacheService, EventBus],
+  [DataSource, RolesRepository, RoleAclRepository, AccessCacheService, EventBus],
   DirectRoleUpdateController,
 );
 const proto = DirectRoleUpdateController.prototype;
@@ -64,7 +69,7 @@ for (const decorate of [Put('direct-role-update'), HttpCode(200), RequireFeature
 Controller('bench')(DirectRoleUpdateController);
 
 class BenchModule {}
-Module({ imports: [AccessControlModule], controllers: [DirectRoleUpdateController] })(BenchModule);
+Module({ imports: [RolesModule], controllers: [DirectRoleUpdateController] })(BenchModule);
 
 const config = loadPlatformConfig();
 await ensureDatabaseExists(config.databaseUrl);
