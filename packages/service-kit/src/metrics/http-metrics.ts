@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Histogram } from 'prom-client';
 import { MetricsRegistry } from './metrics-registry.js';
+import { RouteLatencyHistogram } from './route-latency-histogram.js';
 
 /** Express sets `route` (the matched pattern) and `baseUrl` (a mounted router's prefix). */
 type RoutedRequest = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
@@ -28,26 +28,23 @@ export function routeLabel(req: IncomingMessage): string {
  */
 @Injectable()
 export class HttpMetrics {
-  private readonly duration: Histogram<'method' | 'route' | 'status_code'>;
+  private readonly duration: RouteLatencyHistogram;
 
   constructor(metrics: MetricsRegistry) {
-    this.duration = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'HTTP request latency by method, route pattern and status code',
-      labelNames: ['method', 'route', 'status_code'],
-      buckets: BUCKETS,
-      registers: [metrics.registry],
-    });
+    this.duration = new RouteLatencyHistogram(
+      'http_request_duration_seconds',
+      'HTTP request latency by method, route pattern and status code',
+      BUCKETS,
+      metrics.registry,
+    );
   }
 
   /** Records a request whose response closed `seconds` after it arrived (sent, or abandoned by its client). */
   observe(req: IncomingMessage, res: ServerResponse, seconds: number): void {
     this.duration.observe(
-      {
-        method: req.method ?? 'GET',
-        route: routeLabel(req),
-        status_code: res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED_STATUS,
-      },
+      req.method ?? 'GET',
+      routeLabel(req),
+      res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED_STATUS,
       seconds,
     );
   }

@@ -6,3 +6,4 @@ export * from './queue-metrics.js';
 export * from './metrics.controller.js';
 export * from './metrics.module.js';
 export * from './worker-metrics-server.js';
+export * from './route-latency-histogram.js';
