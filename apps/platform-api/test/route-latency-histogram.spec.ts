@@ -44,7 +44,10 @@ describe('RouteLatencyHistogram (the HTTP latency histogram without prom-client 
     const { reference, ours } = both(observations);
     const withoutExemplars = (await reference.getMetricsAsJSON()).map((metric) => ({
       ...metric,
-      values: metric.values.map(({ exemplar: _exemplar, ...value }: { exemplar?: unknown }) => value),
+      values: metric.values.map((value) => {
+        const { exemplar: _exemplar, ...rest } = value as typeof value & { exemplar?: unknown };
+        return rest;
+      }),
     }));
     expect(await ours.getMetricsAsJSON()).toEqual(withoutExemplars);
   });
