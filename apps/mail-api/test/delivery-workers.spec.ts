@@ -98,8 +98,10 @@ describe('email delivery across worker processes', () => {
     expect(rows.every((r) => r.status === 'SENT' && r.attempts === 1)).toBe(true);
     const times = sink.messagesFor(ids).map((m) => m.receivedAt);
     expect(times).toHaveLength(56);
-    // 850 ms hold at most 6 slot starts (12 emails), plus the spread of send times (see above).
-    expect(busiest(times, 1000 - 150)).toBeLessThanOrEqual(rate);
+    // The limiter bounds starts; the sink sees start + send time, which varies more on a busy machine
+    // (a pair delayed by a slow send lands next to the following one). 700 ms hold at most 5 slot starts
+    // (10 emails), plus up to two pairs moved into the span by that spread: more than `rate` means a leak.
+    expect(busiest(times, 700)).toBeLessThanOrEqual(rate);
     // 28 slots of 143 ms: the last pair starts 27 slots after the first, less the spread. (How close
     // the limiter comes to 14/s is a benchmark figure: bench/campaign/delivery.mjs.)
     expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(27 * 143 - 250);

@@ -71,19 +71,39 @@ export async function startDnsTestServer(zones: Record<string, TestZone>): Promi
       for (const data of zone.txt ?? []) response.answers.push({ ...base, type: Packet.TYPE.TXT, data } as never);
     void send(response);
   };
-  const udp = dns2.createUDPServer(handle);
-  await udp.listen(0, '127.0.0.1');
-  const port = udp.address().port;
-  const tcp = dns2.createTCPServer(handle);
+  // The UDP port is chosen by the kernel; the same number may already be taken for TCP (by any
+  // socket of the machine, e.g. an outgoing connection's ephemeral port): then try another one.
+  for (let attempt = 1; ; attempt++) {
+    const udp = dns2.createUDPServer(handle);
+    await udp.listen(0, '127.0.0.1');
+    const port = udp.address().port;
+    const tcp = dns2.createTCPServer(handle);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('error', reject);
+        tcp.listen(port, '127.0.0.1', () => resolve());
+      });
+    } catch (err) {
+      await new Promise<void>((resolve) => udp.close(() => resolve()));
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < 10) continue;
+      throw err;
+    }
+    return serverOn(port, udp, tcp, zones, queries);
+  }
+}
+
+function serverOn(
+  port: number,
+  udp: ReturnType<typeof dns2.createUDPServer>,
+  tcp: ReturnType<typeof dns2.createTCPServer>,
+  zones: Record<string, TestZone>,
+  queries: string[],
+): DnsTestServer {
   // Resolvers may keep a TCP connection open; close() ends them instead of waiting for their idle timeout.
   const sockets = new Set<Socket>();
   tcp.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    tcp.once('error', reject);
-    tcp.listen(port, '127.0.0.1', () => resolve());
   });
   return {
     address: `127.0.0.1:${port}`,
