@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
+import { CallCoalescer } from '../../core/database/call-coalescer.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
 import { isSpacedRate } from './email-queue-options.js';
@@ -21,9 +22,10 @@ interface Pending<In, Out> {
  * so one bad call (or a deadlock with another writer) cannot fail the others.
  */
 class StatementBatcher<In, Out> {
-  private queue: Pending<In, Out>[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly coalescer = new CallCoalescer<Pending<In, Out>>((batch) => this.write(batch), {
+    maxInFlight: MAX_IN_FLIGHT,
+    maxBatch: MAX_BATCH,
+  });
 
   constructor(
     private readonly many: (inputs: In[]) => Promise<Out[]>,
@@ -32,27 +34,7 @@ class StatementBatcher<In, Out> {
   ) {}
 
   run(input: In): Promise<Out> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ input, resolve, reject });
-      this.schedule();
-    });
-  }
-
-  /** After the current I/O phase, so calls started by the same batch of Redis replies share a statement. */
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || this.queue.length === 0) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
-        this.inFlight += 1;
-        void this.write(batch).finally(() => {
-          this.inFlight -= 1;
-          this.schedule();
-        });
-      }
-    });
+    return new Promise((resolve, reject) => this.coalescer.push({ input, resolve, reject }));
   }
 
   private async write(batch: Pending<In, Out>[]): Promise<void> {

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { CallCoalescer } from '../../core/database/call-coalescer.js';
 import { projectScope } from '../../core/scope/project-scope.js';
 import { EngagementEventsService, type SystemEvent } from './engagement-events.service.js';
 
@@ -23,9 +24,10 @@ interface Pending {
 @Injectable()
 export class EngagementEventBatcher {
   private readonly logger = new Logger(EngagementEventBatcher.name);
-  private queue: Pending[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly coalescer = new CallCoalescer<Pending>((batch) => this.write(batch), {
+    maxInFlight: MAX_IN_FLIGHT,
+    maxBatch: MAX_BATCH,
+  });
 
   constructor(
     private readonly dataSource: DataSource,
@@ -34,27 +36,7 @@ export class EngagementEventBatcher {
 
   /** Resolves once the event is committed. */
   record(projectId: string, event: SystemEvent): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ projectId, event, resolve, reject });
-      this.schedule();
-    });
-  }
-
-  /** After the current I/O phase, so events of jobs finishing together share an insert. */
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || this.queue.length === 0) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
-        this.inFlight += 1;
-        void this.write(batch).finally(() => {
-          this.inFlight -= 1;
-          this.schedule();
-        });
-      }
-    });
+    return new Promise((resolve, reject) => this.coalescer.push({ projectId, event, resolve, reject }));
   }
 
   private async write(batch: Pending[]): Promise<void> {

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { CallCoalescer } from '../../core/database/call-coalescer.js';
 import { projectScope } from '../../core/scope/project-scope.js';
 import type { ContactDataPatch } from '../contacts/contact-data.js';
 import { WorkflowTriggerService } from '../workflows/workflow-trigger.service.js';
@@ -36,9 +37,10 @@ interface Pending {
 @Injectable()
 export class TrackBatcher {
   private readonly logger = new Logger(TrackBatcher.name);
-  private queue: Pending[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly coalescer = new CallCoalescer<Pending>((batch) => this.write(batch), {
+    maxInFlight: MAX_IN_FLIGHT,
+    maxBatch: MAX_BATCH,
+  });
 
   constructor(
     private readonly dataSource: DataSource,
@@ -47,27 +49,7 @@ export class TrackBatcher {
   ) {}
 
   track(command: TrackCommand): Promise<TrackedRow> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ command, resolve, reject });
-      this.schedule();
-    });
-  }
-
-  /** Flushes after the current I/O phase, so calls whose requests arrived together share a batch. */
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || this.queue.length === 0) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
-        this.inFlight += 1;
-        void this.write(batch).finally(() => {
-          this.inFlight -= 1;
-          this.schedule();
-        });
-      }
-    });
+    return new Promise((resolve, reject) => this.coalescer.push({ command, resolve, reject }));
   }
 
   private async write(batch: Pending[]): Promise<void> {
