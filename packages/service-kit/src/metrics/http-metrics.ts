@@ -49,15 +49,12 @@ export class HttpMetrics {
     );
   }
 
-  /** Observes the request when its response closes (`createHttpApp` calls `observe` from its own listener). */
+  /**
+   * Observes the request when its response closes, for an app not built by `createHttpApp` (whose
+   * request envelope calls `observe` from its own listener) and for bench/http-metrics.mjs.
+   */
   track(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
     res.once('close', () => this.observe(req, res, (performance.now() - started) / 1000));
   }
-
-  /** The same as an Express middleware, for an app not built by `createHttpApp`. */
-  readonly middleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    this.track(req, res);
-    next();
-  };
 }
