@@ -137,6 +137,30 @@ describe('mail contacts', () => {
         expectMailError(await request(t.url).delete(`/contacts/${id}`).set(auth), 404, 'NOT_FOUND', 'contact not found');
       }
     });
+
+    it('timestamps read as UTC ISO text with milliseconds truncated, as Date.toISOString writes them', async () => {
+      // Postgres formats them (isoTimestamp): the stored microseconds and the offset they were
+      // written with must come back exactly as a JavaScript Date of the same instant would print.
+      const res = await request(t.url).post('/contacts').set(auth).send({ email: 'clock@example.com' }).expect(201);
+      const db = t.app.get(DataSource);
+      const cases: [stored: string, iso: string][] = [
+        ['2024-02-29 23:59:59.999999+00', '2024-02-29T23:59:59.999Z'],
+        ['2024-03-10 01:30:00.5-05', '2024-03-10T06:30:00.500Z'],
+        ['1999-12-31 23:00:00+01:30', '1999-12-31T21:30:00.000Z'],
+        ['2026-11-25 10:00:00.000999+00', '2026-11-25T10:00:00.000Z'],
+      ];
+      for (const [stored, iso] of cases) {
+        await db.query('UPDATE contacts SET created_at = $2, updated_at = $2 WHERE id = $1', [res.body.id, stored]);
+        const read = await request(t.url).get(`/contacts/${res.body.id}`).set(auth).expect(200);
+        expect({ stored, createdAt: read.body.createdAt, updatedAt: read.body.updatedAt }).toEqual({
+          stored,
+          createdAt: iso,
+          updatedAt: iso,
+        });
+        const listed = await request(t.url).get('/contacts?search=clock@').set(auth).expect(200);
+        expect(listed.body.contacts[0].createdAt).toBe(iso);
+      }
+    });
   });
 
   describe('request validation', () => {

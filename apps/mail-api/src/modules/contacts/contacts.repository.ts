@@ -1,19 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import type { ContactDataPrimitive, MailContact } from '@app/contracts';
-import { execute, likePattern, queryPrepared, SqlWhere, type Db } from '@app/service-kit';
+import { execute, isoTimestamp, likePattern, queryPrepared, SqlWhere, type Db } from '@app/service-kit';
 import { keysetPage } from '../../core/database/keyset-page.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import type { ContactDataPatch } from './contact-data.js';
 
-export const CONTACT_COLUMNS = 'id, email, subscribed, data, created_at, updated_at';
+/** A contact's columns, qualified by `alias` when given; timestamps come back as the API's ISO text. */
+export function contactColumns(alias?: string): string {
+  const c = alias ? `${alias}.` : '';
+  return `${c}id, ${c}email, ${c}subscribed, ${c}data, ${isoTimestamp(`${c}created_at`)} AS created_at, ${isoTimestamp(`${c}updated_at`)} AS updated_at`;
+}
+
+const CONTACT_COLUMNS = contactColumns();
 
 export interface ContactRow {
   id: string;
   email: string;
   subscribed: boolean;
   data: Record<string, ContactDataPrimitive>;
-  created_at: Date;
-  updated_at: Date;
+  /** ISO 8601, UTC (`isoTimestamp`). */
+  created_at: string;
+  updated_at: string;
 }
 
 export function toContact(row: ContactRow): MailContact {
@@ -22,8 +29,8 @@ export function toContact(row: ContactRow): MailContact {
     email: row.email,
     subscribed: row.subscribed,
     data: row.data,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { execute, likePattern, query, queryOne, SqlWhere, type Db } from '@app/service-kit';
 import { keysetPage } from '../../core/database/keyset-page.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
-import { CONTACT_COLUMNS, type ContactRow } from '../contacts/contacts.repository.js';
+import { contactColumns, type ContactRow } from '../contacts/contacts.repository.js';
 import { segmentAudiencePredicate, type SegmentCondition } from './segment-condition.js';
 
 export type SegmentType = 'DYNAMIC' | 'STATIC';
@@ -37,9 +37,7 @@ export interface SegmentListFilter {
 const PROJECT = { projectParam: '$1' };
 
 /** Contact columns qualified by the alias the audience predicates are compiled for. */
-const MEMBER_COLUMNS = CONTACT_COLUMNS.split(', ')
-  .map((column) => `c.${column}`)
-  .join(', ');
+const MEMBER_COLUMNS = contactColumns('c');
 
 /**
  * The one writer of `segments` and `segment_members`; reads join contacts, events and campaigns.

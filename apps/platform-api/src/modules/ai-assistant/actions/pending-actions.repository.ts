@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type Db, execute, query, queryOne } from '@app/service-kit';
+import { type Db, execute, query, queryOne, isoTimestamp } from '@app/service-kit';
 import type { TenantScope } from '../../../core/scope/tenant-scope.js';
 
 export const PENDING_ACTION_STATUSES = ['pending', 'cancelled', 'expired', 'confirmed', 'failed', 'executing'] as const;
@@ -68,13 +68,10 @@ export interface NewPendingAction {
   ttlSeconds: number;
 }
 
-/** ISO 8601 with milliseconds, in UTC, as the API answers timestamps. */
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 const COLUMNS = `id, tenant_id, organization_id, agent_id, tool_name, status, target_entity_type, target_record_id,
   field_diff, record_version, attachment_ids, normalized_input, session_id, created_by_user_id, idempotency_key,
-  execution_result, ${iso('created_at')} AS created_at, ${iso('expires_at')} AS expires_at,
-  ${iso('resolved_at')} AS resolved_at, resolved_by_user_id`;
+  execution_result, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('expires_at')} AS expires_at,
+  ${isoTimestamp('resolved_at')} AS resolved_at, resolved_by_user_id`;
 
 function toRow(r: PendingActionDbRow): PendingActionRow {
   return {

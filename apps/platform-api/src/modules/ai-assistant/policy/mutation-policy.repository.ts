@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type Db, execute, queryOne } from '@app/service-kit';
+import { type Db, execute, queryOne, isoTimestamp } from '@app/service-kit';
 import type { TenantScope } from '../../../core/scope/tenant-scope.js';
 import type { MutationPolicy } from '../agents/agent-definition.js';
 
@@ -22,8 +22,7 @@ interface OverrideDbRow {
   updated_at: string;
 }
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const COLUMNS = `agent_id, mutation_policy, notes, updated_by_user_id, ${iso('created_at')} AS created_at, ${iso('updated_at')} AS updated_at`;
+const COLUMNS = `agent_id, mutation_policy, notes, updated_by_user_id, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('updated_at')} AS updated_at`;
 
 function toOverride(r: OverrideDbRow): MutationPolicyOverride {
   return {

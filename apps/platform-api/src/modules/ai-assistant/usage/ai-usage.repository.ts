@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type Db, query, queryPrepared } from '@app/service-kit';
+import { type Db, query, queryPrepared, isoTimestamp } from '@app/service-kit';
 import type { TenantScope } from '../../../core/scope/tenant-scope.js';
 
 /** One model step of a run (decisions.md "Usage"). */
@@ -52,8 +52,6 @@ export interface UsageRange {
   /** Exclusive. */
   to: Date;
 }
-
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** Rows of the scope: its tenant, and its organizations when the caller is restricted to some. */
 const IN_SCOPE = `tenant_id = $1 AND ($2::uuid[] IS NULL OR organization_id = ANY($2::uuid[]))`;
@@ -124,7 +122,7 @@ export class AiUsageRepository {
        counted AS (SELECT count(*)::int AS total FROM sessions),
        page AS (SELECT * FROM sessions ORDER BY last_step_at DESC, session_id LIMIT $6 OFFSET $7)
        SELECT c.total, p.session_id AS "sessionId", p.user_id AS "userId", p.agent_ids AS "agentIds", p.model_ids AS "modelIds",
-              ${iso('p.started_at')} AS "startedAt", ${iso('p.last_step_at')} AS "lastStepAt", p.steps,
+              ${isoTimestamp('p.started_at')} AS "startedAt", ${isoTimestamp('p.last_step_at')} AS "lastStepAt", p.steps,
               p.input_tokens AS "inputTokens", p.output_tokens AS "outputTokens", p.input_tokens + p.output_tokens AS "totalTokens"
          FROM counted c LEFT JOIN page p ON true
         ORDER BY p.last_step_at DESC, p.session_id`,
@@ -143,7 +141,7 @@ export class AiUsageRepository {
       `SELECT id, organization_id AS "organizationId", user_id AS "userId", agent_id AS "agentId", provider_id AS "providerId",
               model_id AS "modelId", session_id AS "sessionId", step_index AS "stepIndex", input_tokens AS "inputTokens",
               output_tokens AS "outputTokens", input_tokens + output_tokens AS "totalTokens", finish_reason AS "finishReason",
-              ${iso('created_at')} AS "createdAt"
+              ${isoTimestamp('created_at')} AS "createdAt"
          FROM ai_usage_events
         WHERE ${IN_SCOPE} AND session_id = $3
         ORDER BY created_at, step_index
