@@ -1,6 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Request } from 'express';
 import request from 'supertest';
+import { AccessAuthenticator } from '../src/core/auth/access-authenticator.service.js';
+import { AuthContext } from '../src/core/auth/auth-context.js';
 import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
 
@@ -89,6 +92,25 @@ describe('auth hot path: remembered tokens, profile from the session cache', () 
     const theirs = `admin-set-${me.user.id.slice(0, 8)}@example.com`;
     await request(t.url).put('/auth/users').set(admin.auth).send({ id: me.user.id, email: theirs }).expect(200);
     expect((await profile(me.token).expect(200)).body.email).toBe(theirs);
+  });
+
+  it('a warm caller is answered without a promise; a cold one, or one whose session ended, still goes through the checks', async () => {
+    const authenticator = t.app.get(AccessAuthenticator, { strict: false });
+    const me = await f.loggedInUser(t, { features: [] });
+    const req = { headers: { authorization: `Bearer ${me.token}` } } as unknown as Request;
+    await profile(me.token).expect(200); // session and ACL now cached
+    const warm = authenticator.authenticate(req);
+    expect(warm).toBeInstanceOf(AuthContext);
+    expect((warm as AuthContext).userId).toBe(me.user.id);
+    // Ended: the logout dropped the cached session, so the next answer is loaded, and is a refusal.
+    await request(t.url).post('/auth/logout').set(me.auth).expect(302);
+    await expect(authenticator.authenticate(req)).rejects.toThrow('session expired or revoked');
+    await profile(me.token).expect(401);
+    // Nothing cached for a fresh login: a promise, and the same context once loaded.
+    const fresh = await f.loggedInUser(t, { features: [] });
+    const cold = authenticator.authenticate({ headers: { authorization: `Bearer ${fresh.token}` } } as unknown as Request);
+    expect(cold).toBeInstanceOf(Promise);
+    expect((await cold)?.userId).toBe(fresh.user.id);
   });
 
   it('a deleted user’s token gets nothing, even with its profile cached', async () => {

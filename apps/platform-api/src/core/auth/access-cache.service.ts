@@ -81,6 +81,12 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
     this.subscriber?.disconnect();
   }
 
+  /** The ACL this instance holds for the user in the tenant, if it is still fresh (no Redis, no SQL). */
+  cachedAcl(userId: string, tenantId: string): ResolvedAcl | undefined {
+    const local = this.acls.get(`${tenantId}:${userId}`);
+    return local && local.expires > Date.now() ? local.acl : undefined;
+  }
+
   async getAcl(userId: string, tenantId: string, load: () => Promise<ResolvedAcl>): Promise<ResolvedAcl> {
     const key = `${tenantId}:${userId}`;
     const local = this.acls.get(key);
@@ -105,13 +111,24 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
     return this.getSession(sessionId, () => this.sessionLookup.findLive(this.dataSource, sessionId));
   }
 
+  /**
+   * What this instance knows of the session without a query: the live session, null when it ended,
+   * undefined when it is not cached (or no longer fresh), and `liveSession` must load it.
+   */
+  cachedLiveSession(sessionId: string): CachedSession | null | undefined {
+    const local = this.sessions.get(sessionId);
+    const now = Date.now();
+    if (!local || local.cachedUntil <= now) return undefined;
+    return local.expiresAt > now ? local : null;
+  }
+
   async getSession(
     sessionId: string,
     load: () => Promise<{ userId: string; tenantId: string; expiresAt: Date; email?: string | null } | null>,
   ): Promise<CachedSession | null> {
-    const local = this.sessions.get(sessionId);
+    const cached = this.cachedLiveSession(sessionId);
+    if (cached !== undefined) return cached;
     const now = Date.now();
-    if (local && local.cachedUntil > now) return local.expiresAt > now ? local : null;
     const revocations = this.revocations;
     const row = await load();
     if (!row) {

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { DomainError, isPublicRoute } from '@app/service-kit';
 import { AccessAuthenticator } from './access-authenticator.service.js';
+import type { AuthContext } from './auth-context.js';
 import { type AuthenticatedRequest, REQUIRED_FEATURES } from './auth.decorators.js';
 
 /**
@@ -21,19 +22,22 @@ export class AuthGuard implements CanActivate {
     private readonly authenticator: AccessAuthenticator,
   ) {}
 
-  /** Synchronous for a public route: Nest awaits only what is a promise. */
+  /**
+   * Synchronous for a public route, and for a caller whose session and ACL are cached (the
+   * authenticator answers without a promise then); a promise only when something is loaded.
+   */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (isPublicRoute(this.reflector, context)) return true;
-    return this.authenticate(context);
+    const req = context.switchToHttp().getRequest<Request>();
+    const auth = this.authenticator.authenticate(req);
+    return auth instanceof Promise ? auth.then((loaded) => this.admit(context, req, loaded)) : this.admit(context, req, auth);
   }
 
-  private async authenticate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    const req = context.switchToHttp().getRequest<Request>();
-    const auth = await this.authenticator.authenticate(req);
+  private admit(context: ExecutionContext, req: Request, auth: AuthContext | null): boolean {
     if (!auth) throw DomainError.unauthorized('unauthorized');
     (req as AuthenticatedRequest).auth = auth;
-    const required = this.reflector.getAllAndOverride<string[]>(REQUIRED_FEATURES, targets) ?? [];
+    const required =
+      this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_FEATURES, [context.getHandler(), context.getClass()]) ?? [];
     if (required.length && !auth.can(...required)) {
       throw DomainError.forbidden(`missing required features: ${required.join(', ')}`);
     }

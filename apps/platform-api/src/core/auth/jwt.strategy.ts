@@ -33,7 +33,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     });
   }
 
-  validate(claims: AccessTokenClaims): Promise<AuthContext> {
+  async validate(claims: AccessTokenClaims): Promise<AuthContext> {
     return this.authenticator.contextOf(claims);
   }
 }

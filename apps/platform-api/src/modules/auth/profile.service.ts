@@ -42,7 +42,14 @@ export class ProfileService {
    * the profile costs no SQL per call); every change of a user's email drops that user's cached
    * sessions on every instance (user commands: invalidateUser; this service: invalidateProfile).
    */
-  async getProfile(auth: AuthContext): Promise<{ email: string; roles: string[] }> {
+  getProfile(auth: AuthContext): { email: string; roles: string[] } | Promise<{ email: string; roles: string[] }> {
+    // Without a promise when the session is cached (the guard has just read it): see AccessAuthenticator.
+    const session = this.access.cachedLiveSession(auth.sessionId);
+    const email = session?.userId === auth.userId ? session.email : null;
+    return email ? { email, roles: auth.acl.roleNames } : this.loadProfile(auth);
+  }
+
+  private async loadProfile(auth: AuthContext): Promise<{ email: string; roles: string[] }> {
     const session = await this.access.liveSession(auth.sessionId);
     let email = session?.userId === auth.userId ? session.email : null;
     if (!email) {
