@@ -4,6 +4,7 @@ export * from './validation.js';
 export * from './openapi.js';
 export * from './http-app.js';
 export * from './public.decorator.js';
+export * from './route-metadata.js';
 export * from './client-address.js';
 export * from './request-body.js';
 export * from './validation-metadata-cache.js';

@@ -4,6 +4,7 @@ import bodyParser from 'body-parser';
 import type { Request, RequestHandler, Response } from 'express';
 import { ErrorCode, type FieldError } from '@app/contracts';
 import { DomainError } from '../errors/domain-error.js';
+import { routeMetadata } from './route-metadata.js';
 
 export const BODY_LIMIT = 'http:body-limit';
 
@@ -55,9 +56,7 @@ export class RequestBodyGuard implements CanActivate {
   }
 
   private async parse(context: ExecutionContext, req: Request, res: Response): Promise<boolean> {
-    const limit =
-      this.reflector.getAllAndOverride<string | undefined>(BODY_LIMIT, [context.getHandler(), context.getClass()]) ??
-      this.options.defaultLimit;
+    const limit = routeMetadata<string>(this.reflector, context, BODY_LIMIT) ?? this.options.defaultLimit;
     for (const parse of this.parsersFor(limit)) {
       // body-parser's errors are http-errors objects (status, type, expose): normalizeError maps them.
       await new Promise<void>((resolve, reject) =>

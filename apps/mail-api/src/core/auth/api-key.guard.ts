@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { ErrorCode, MailErrorCode } from '@app/contracts';
-import { DomainError, isPublicRoute } from '@app/service-kit';
+import { DomainError, isPublicRoute, routeMetadata } from '@app/service-kit';
 import { ApiRateLimiter, type RateLimitState } from '../rate-limit/api-rate-limiter.service.js';
 import { PUBLIC_KEY_ALLOWED } from './api-key.decorators.js';
 import { PROJECT_CONTEXT_PROPERTY, type ProjectContext } from './project-context.js';
@@ -36,11 +36,10 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   private async authenticateAndLimit(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
     const http = context.switchToHttp();
     const req = http.getRequest<{ headers: Record<string, string | string[] | undefined>; ip?: string } & Record<string, unknown>>();
     const project = await this.authenticate(req.headers.authorization);
-    if (project.keyKind === 'public' && !this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY_ALLOWED, targets)) {
+    if (project.keyKind === 'public' && !routeMetadata<boolean>(this.reflector, context, PUBLIC_KEY_ALLOWED)) {
       throw new DomainError(
         MailErrorCode.SecretKeyRequired,
         'this endpoint requires the secret key (sk_...); public keys only work on POST /v1/track',

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { DomainError, isPublicRoute } from '@app/service-kit';
+import { DomainError, isPublicRoute, routeMetadata } from '@app/service-kit';
 import { AccessAuthenticator } from './access-authenticator.service.js';
 import type { AuthContext } from './auth-context.js';
 import { type AuthenticatedRequest, REQUIRED_FEATURES } from './auth.decorators.js';
@@ -36,8 +36,7 @@ export class AuthGuard implements CanActivate {
   private admit(context: ExecutionContext, req: Request, auth: AuthContext | null): boolean {
     if (!auth) throw DomainError.unauthorized('unauthorized');
     (req as AuthenticatedRequest).auth = auth;
-    const required =
-      this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_FEATURES, [context.getHandler(), context.getClass()]) ?? [];
+    const required = routeMetadata<string[]>(this.reflector, context, REQUIRED_FEATURES) ?? [];
     if (required.length && !auth.can(...required)) {
       throw DomainError.forbidden(`missing required features: ${required.join(', ')}`);
     }
