@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
-import { AccessCacheService } from '../../core/auth/access-cache.service.js';
+import { AccessCacheService, type CachedSession } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { hasAllFeatures } from '../../core/auth/feature-match.js';
 import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
@@ -26,6 +26,11 @@ export interface ProfileUpdate {
 }
 
 /** The caller's own account: profile, locale and feature checks. */
+/** The email the caller's session carries, if the session is theirs and still knows it. */
+function sessionEmail(session: CachedSession | null | undefined, auth: AuthContext): string | null {
+  return session?.userId === auth.userId ? session.email : null;
+}
+
 @Injectable()
 export class ProfileService {
   constructor(
@@ -44,14 +49,12 @@ export class ProfileService {
    */
   getProfile(auth: AuthContext): { email: string; roles: string[] } | Promise<{ email: string; roles: string[] }> {
     // Without a promise when the session is cached (the guard has just read it): see AccessAuthenticator.
-    const session = this.access.cachedLiveSession(auth.sessionId);
-    const email = session?.userId === auth.userId ? session.email : null;
+    const email = sessionEmail(this.access.cachedLiveSession(auth.sessionId), auth);
     return email ? { email, roles: auth.acl.roleNames } : this.loadProfile(auth);
   }
 
   private async loadProfile(auth: AuthContext): Promise<{ email: string; roles: string[] }> {
-    const session = await this.access.liveSession(auth.sessionId);
-    let email = session?.userId === auth.userId ? session.email : null;
+    let email = sessionEmail(await this.access.liveSession(auth.sessionId), auth);
     if (!email) {
       const user = await this.accounts.find(this.dataSource, scopeOf(auth), auth.userId);
       if (!user) throw DomainError.notFound('user not found');
