@@ -1,8 +1,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import type { TrustProxySetting } from './client-address.js';
+import { weakEtag } from './etag.js';
 import { AppLogger, RequestLog } from './logging.module.js';
 import { RequestBodyGuard } from './request-body.js';
 import { resolveRequestId } from './request-id.js';
@@ -26,8 +27,12 @@ export interface HttpAppOptions {
 export async function createHttpApp(module: unknown, options: HttpAppOptions): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(module as never, { bufferLogs: true, bodyParser: false });
   app.useLogger(app.get(AppLogger));
-  app.use(requestEnvelope(app.get(RequestLog), optional(app, HttpMetrics), app.getHttpAdapter() as unknown as ShutdownFlag));
+  const adapter = app.getHttpAdapter() as ExpressAdapter;
+  // Nest's Express adapter runs its request hook in the first Express layer, which every request
+  // passes anyway: the envelope costs no layer of its own.
+  adapter.setOnRequestHook(requestEnvelope(app.get(RequestLog), optional(app, HttpMetrics), adapter as unknown as ShutdownFlag));
   app.disable('x-powered-by');
+  app.set('etag', weakEtag);
   app.set('trust proxy', options.trustProxy);
   // Bodies are parsed inside each route's pipeline, after the app's own guards (see RequestBodyGuard).
   app.useGlobalGuards(
@@ -61,14 +66,14 @@ function optional<T>(app: INestApplication, type: new (...args: never[]) => T): 
   }
 }
 
-/** Nest's Express adapter sets `isShuttingDown` in `beforeClose` (SIGTERM). */
+/** Nest's Express adapter sets `isShuttingDown` in `beforeClose` (SIGTERM); private in its types. */
 interface ShutdownFlag {
   isShuttingDown?: boolean;
 }
 
 /**
- * The one middleware of every request, since each Express layer and each response listener costs
- * (bench/README.md, "HTTP stack"):
+ * What every request gets before routing, as Nest's request hook (not a middleware layer of its
+ * own), since each Express layer and each response listener costs (bench/README.md, "HTTP stack"):
  * - a request id (`req.id`, `X-Request-Id`, echoing a valid incoming one);
  * - from SIGTERM on, `Connection: close` on every response, so each keep-alive client learns that
  *   the connection ends after the answer it waits for and sends its next request elsewhere (without

@@ -8,3 +8,4 @@ export * from './route-metadata.js';
 export * from './client-address.js';
 export * from './request-body.js';
 export * from './validation-metadata-cache.js';
+export * from './etag.js';

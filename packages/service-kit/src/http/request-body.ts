@@ -46,13 +46,14 @@ export class RequestBodyGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
-    const http = context.switchToHttp();
-    const req = http.getRequest<Request>();
+    // The HTTP arguments are (req, res, next); `switchToHttp()` would attach three new closures to
+    // the context on every request to hand out the same two.
+    const req = context.getArgByIndex<Request>(0);
     if (req.url.includes('%00')) {
       this.refuse(findNul({ query: req.query, params: req.params }) ?? { field: 'url', depth: false });
     }
     if (!hasBody(req)) return true;
-    return this.parse(context, req, http.getResponse<Response>());
+    return this.parse(context, req, context.getArgByIndex<Response>(1));
   }
 
   private async parse(context: ExecutionContext, req: Request, res: Response): Promise<boolean> {
