@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import cors from 'cors';
 import { createHttpApp, setupOpenApi } from '@app/service-kit';
 import { AppModule } from './app.module.js';
+import { ApiKeyGuard } from './core/auth/api-key.guard.js';
 import type { MailConfig } from './config/mail-config.js';
 
 const DESCRIPTION = [
@@ -43,6 +44,7 @@ const TRACK_CORS = { origin: '*', methods: ['POST'], allowedHeaders: ['Authoriza
 export async function createMailHttpApp(config: MailConfig, options: { extraModules?: Type[] } = {}): Promise<NestExpressApplication> {
   return createHttpApp(AppModule.forRoot(config, options.extraModules), {
     trustProxy: config.trustProxy,
+    authGuard: ApiKeyGuard,
     invalidInputStatus: 422,
     // 1 MB per body; POST /v1/send declares its own larger limit (@BodyLimit) for attachments.
     bodyLimit: '1mb',

@@ -2,6 +2,7 @@ import type { Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createHttpApp, setupOpenApi } from '@app/service-kit';
 import { AppModule } from './app.module.js';
+import { AuthGuard } from './core/auth/auth.guard.js';
 import type { PlatformConfig } from './config/platform-config.js';
 
 /** Builds the HTTP app exactly as production runs it; main.ts and the e2e tests both call this. */
@@ -11,6 +12,7 @@ export async function createPlatformHttpApp(
 ): Promise<NestExpressApplication> {
   return createHttpApp(AppModule.forRoot(config, options.extraModules), {
     trustProxy: config.trustProxy,
+    authGuard: AuthGuard,
     invalidInputStatus: 400,
     configure: (app) =>
       setupOpenApi(app, {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { INestApplication } from '@nestjs/common';
+import type { CanActivate, INestApplication, Type } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import type { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-express';
 import type { TrustProxySetting } from './client-address.js';
@@ -7,6 +7,7 @@ import { weakEtag } from './etag.js';
 import { AppLogger, RequestLog } from './logging.module.js';
 import { RequestBodyGuard } from './request-body.js';
 import { resolveRequestId } from './request-id.js';
+import { bindRouteGuards } from './route-guards.js';
 import { HttpMetrics } from '../metrics/http-metrics.js';
 
 export interface HttpAppOptions {
@@ -18,6 +19,8 @@ export interface HttpAppOptions {
   invalidInputStatus: 400 | 422;
   /** Proxies allowed to set `X-Forwarded-For` (`TRUST_PROXY`); none by default. */
   trustProxy: TrustProxySetting;
+  /** The app's authentication guard (a provider of its modules), on every route not `@Public()`. */
+  authGuard: Type<CanActivate>;
 }
 
 /**
@@ -34,13 +37,14 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
   app.disable('x-powered-by');
   app.set('etag', weakEtag);
   app.set('trust proxy', options.trustProxy);
-  // Bodies are parsed inside each route's pipeline, after the app's own guards (see RequestBodyGuard).
-  app.useGlobalGuards(
-    new RequestBodyGuard(app.get(Reflector), {
+  // Bodies are parsed inside each route's pipeline, after authentication (see RequestBodyGuard).
+  bindRouteGuards(app, {
+    authenticate: app.get(options.authGuard),
+    parseBody: new RequestBodyGuard(app.get(Reflector), {
       defaultLimit: options.bodyLimit ?? '1mb',
       invalidInputStatus: options.invalidInputStatus,
     }),
-  );
+  });
   app.enableShutdownHooks();
   await options.configure(app);
   return app;

@@ -9,3 +9,4 @@ export * from './client-address.js';
 export * from './request-body.js';
 export * from './validation-metadata-cache.js';
 export * from './etag.js';
+export * from './route-guards.js';

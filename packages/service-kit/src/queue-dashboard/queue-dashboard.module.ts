@@ -38,7 +38,14 @@ class QueueDashboardController {
 @ApiExcludeController()
 @Public()
 @Controller()
-class PublicQueueDashboardController extends QueueDashboardController {}
+class PublicQueueDashboardController extends QueueDashboardController {
+  // A handler of its own: route guards are bound per handler (bindRouteGuards), and unlike the
+  // inherited one this route needs no authentication guard.
+  @All([ROUTE, `${ROUTE}/*path`])
+  override async serve(@Req() req: Request, @Res() res: Response): Promise<void> {
+    await super.serve(req, res);
+  }
+}
 
 @Module({})
 class QueueDashboardCoreModule {}

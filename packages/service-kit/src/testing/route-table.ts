@@ -12,7 +12,7 @@ export interface RouteEntry {
 const API_METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
 
 interface ExpressLayer {
-  route?: { path: string | string[]; methods: Record<string, boolean> };
+  route?: { path: string | RegExp | (string | RegExp)[]; methods: Record<string, boolean> };
 }
 
 /**
@@ -27,6 +27,8 @@ export function routeTable(app: INestApplication): RouteEntry[] {
     if (!layer.route) continue;
     const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
     for (const path of paths) {
+      // A pattern is not an API route: the OpenAPI docs' gate (setupOpenApi) is the one there is.
+      if (typeof path !== 'string') continue;
       for (const [method, on] of Object.entries(layer.route.methods)) {
         // `app.all()` mounts (a dashboard) register every verb Node knows; the API's verbs are these.
         if (!on || !API_METHODS.has(method)) continue;

@@ -1,5 +1,4 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { RateLimiterService } from '../rate-limit/rate-limiter.service.js';
 import { AccessAuthenticator } from './access-authenticator.service.js';
@@ -11,7 +10,10 @@ import { AuthGuard } from './auth.guard.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { SessionLookupRepository } from './session-lookup.repository.js';
 
-/** The guard on every route, the ACL resolution and its caches, and the shared rate limiter. */
+/**
+ * The authentication guard (createHttpApp puts it on every route that is not `@Public()`,
+ * http-setup.ts), the ACL resolution and its caches, and the shared rate limiter.
+ */
 @Global()
 @Module({
   imports: [PassportModule],
@@ -24,7 +26,7 @@ import { SessionLookupRepository } from './session-lookup.repository.js';
     JwtStrategy,
     SessionLookupRepository,
     RateLimiterService,
-    { provide: APP_GUARD, useClass: AuthGuard },
+    AuthGuard,
   ],
   exports: [AccessCacheService, AclResolverService, RateLimiterService],
 })
