@@ -31,8 +31,8 @@ export interface RequestBodyOptions {
  * It then refuses input Postgres or recursive code cannot take: NUL characters anywhere (query,
  * path or body; Postgres rejects 0x00 in text) and JSON nested deeper than `MAX_BODY_DEPTH`.
  *
- * A guard, registered with `useGlobalGuards` after the apps' `APP_GUARD`s (so it runs after them),
- * rather than an interceptor: a request without a body (every GET) passes synchronously, and Nest's
+ * A guard, bound after the app's authentication guard on every route that reads the request
+ * (`bindRouteGuards`), rather than an interceptor: a request without a body (every GET) passes synchronously, and Nest's
  * interceptor chain costs a measurable share of a small request even when it does nothing.
  */
 @Injectable()

@@ -11,7 +11,8 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const KEY_SUGGESTION = "send `Authorization: Bearer <key>` with your project's secret key (sk_...)";
 
 /**
- * The one guard of the mail API (mail-api.md "Authentication", decisions.md "Mail"), in this order:
+ * The authentication guard of the mail API, on every route that is not `@Public()` (bindRouteGuards,
+ * from http-setup.ts; mail-api.md "Authentication", decisions.md "Mail"), in this order:
  * `@Public()` routes pass; no Authorization header → 401 UNAUTHORIZED; a header that is not
  * `Bearer sk_|pk_ + 48 hex`, or a key of no project → 401 INVALID_API_KEY; a disabled project → 403
  * PROJECT_DISABLED; a public key on a route without `@PublicKeyAllowed()` → 403 SECRET_KEY_REQUIRED;

@@ -7,8 +7,9 @@ import type { AuthContext } from './auth-context.js';
 import { type AuthenticatedRequest, REQUIRED_FEATURES } from './auth.decorators.js';
 
 /**
- * The one guard of every route: public routes pass; others need a valid JWT whose session lives
- * (401 otherwise) and every feature named by `@RequireFeatures` (403 otherwise).
+ * The authentication guard, bound to every route that is not `@Public()` (bindRouteGuards, from
+ * http-setup.ts; a public route it is bound to by hand passes). A route needs a valid JWT whose
+ * session lives (401 otherwise) and every feature named by `@RequireFeatures` (403 otherwise).
  *
  * It calls the authenticator directly rather than through passport: passport's per-request
  * machinery (a middleware built per call, strategy objects, callbacks) and the token's signature
