@@ -1,7 +1,7 @@
 import type { CanActivate, ExecutionContext, INestApplication, Type } from '@nestjs/common';
 import { GUARDS_METADATA, INTERCEPTORS_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { PUBLIC_ROUTE } from './public.decorator.js';
+import { isPublicHandler } from './public.decorator.js';
 
 /** The two guards of an app's routes: its authentication guard, then the request-body guard. */
 export interface AppRouteGuards {
@@ -51,7 +51,7 @@ export function bindRouteGuards(app: INestApplication, guards: AppRouteGuards): 
     for (const name of scanner.getAllMethodNames(prototype)) {
       const handler = prototype[name];
       if (typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
-      const isPublic = reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, [handler, controller]) === true;
+      const isPublic = isPublicHandler(reflector, handler, controller);
       const needed = [...(isPublic ? [] : [AUTHENTICATE]), ...(readsRequest(controller, name, handler) ? [PARSE_BODY] : [])];
       const decision = needed.map((guard) => (guard === AUTHENTICATE ? 'authenticate' : 'parse-body')).join(',');
       const earlier = boundHandlers.get(handler);

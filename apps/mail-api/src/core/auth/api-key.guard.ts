@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { ErrorCode, MailErrorCode } from '@app/contracts';
-import { DomainError, isPublicRoute, routeMetadata } from '@app/service-kit';
+import { DomainError, routeMetadata } from '@app/service-kit';
 import { ApiRateLimiter, type RateLimitState } from '../rate-limit/api-rate-limiter.service.js';
 import { PUBLIC_KEY_ALLOWED } from './api-key.decorators.js';
 import { PROJECT_CONTEXT_PROPERTY, type ProjectContext } from './project-context.js';
@@ -12,8 +12,8 @@ const KEY_SUGGESTION = "send `Authorization: Bearer <key>` with your project's s
 
 /**
  * The authentication guard of the mail API, on every route that is not `@Public()` (bindRouteGuards,
- * from http-setup.ts; mail-api.md "Authentication", decisions.md "Mail"), in this order:
- * `@Public()` routes pass; no Authorization header → 401 UNAUTHORIZED; a header that is not
+ * from http-setup.ts, decides; mail-api.md "Authentication", decisions.md "Mail"), in this order:
+ * no Authorization header → 401 UNAUTHORIZED; a header that is not
  * `Bearer sk_|pk_ + 48 hex`, or a key of no project → 401 INVALID_API_KEY; a disabled project → 403
  * PROJECT_DISABLED; a public key on a route without `@PublicKeyAllowed()` → 403 SECRET_KEY_REQUIRED;
  * then one point of the project's rate limit (429 RATE_LIMIT_EXCEEDED): the secret key's budget, or
@@ -30,13 +30,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
-  /** Synchronous for a public route: Nest awaits only what is a promise. */
-  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (isPublicRoute(this.reflector, context)) return true;
-    return this.authenticateAndLimit(context);
-  }
-
-  private async authenticateAndLimit(context: ExecutionContext): Promise<boolean> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<{ headers: Record<string, string | string[] | undefined>; ip?: string } & Record<string, unknown>>();
     const project = await this.authenticate(req.headers.authorization);

@@ -26,7 +26,7 @@ export function accessTokenOf(req: Request): string | null {
 /**
  * Who a request comes from: the access token verified (cached per token, AccessTokenVerifier), its
  * session live (exists, in an active tenant; cached) and the caller's ACL (cached). A warm request
- * does no SQL and no signature check. The global AuthGuard and the passport strategy share it.
+ * does no SQL and no signature check. The AuthGuard (bound to every route not `@Public()`) and the passport strategy share it.
  *
  * Both methods answer synchronously when the session and the ACL are cached, the warm path of nearly
  * every request, and return a promise only when something must be loaded: each `await` of a value

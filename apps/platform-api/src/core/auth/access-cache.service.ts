@@ -88,10 +88,10 @@ export class AccessCacheService implements OnModuleInit, OnApplicationShutdown {
   }
 
   async getAcl(userId: string, tenantId: string, load: () => Promise<ResolvedAcl>): Promise<ResolvedAcl> {
-    const key = `${tenantId}:${userId}`;
-    const local = this.acls.get(key);
-    if (local && local.expires > Date.now()) return local.acl;
+    const cached = this.cachedAcl(userId, tenantId);
+    if (cached) return cached;
 
+    const key = `${tenantId}:${userId}`;
     const generation = this.generation;
     const redisKey = `${this.settings.queuePrefix}:auth:acl:${generation}:${key}`;
     let acl: ResolvedAcl | null = null;

@@ -1,15 +1,15 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { DomainError, isPublicRoute, routeMetadata } from '@app/service-kit';
+import { DomainError, routeMetadata } from '@app/service-kit';
 import { AccessAuthenticator } from './access-authenticator.service.js';
 import type { AuthContext } from './auth-context.js';
 import { type AuthenticatedRequest, REQUIRED_FEATURES } from './auth.decorators.js';
 
 /**
  * The authentication guard, bound to every route that is not `@Public()` (bindRouteGuards, from
- * http-setup.ts; a public route it is bound to by hand passes). A route needs a valid JWT whose
- * session lives (401 otherwise) and every feature named by `@RequireFeatures` (403 otherwise).
+ * http-setup.ts, decides; public routes never meet it). A route needs a valid JWT whose session
+ * lives (401 otherwise) and every feature named by `@RequireFeatures` (403 otherwise).
  *
  * It calls the authenticator directly rather than through passport: passport's per-request
  * machinery (a middleware built per call, strategy objects, callbacks) and the token's signature
@@ -24,11 +24,10 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   /**
-   * Synchronous for a public route, and for a caller whose session and ACL are cached (the
-   * authenticator answers without a promise then); a promise only when something is loaded.
+   * Synchronous for a caller whose session and ACL are cached (the authenticator answers without a
+   * promise then); a promise only when something is loaded.
    */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (isPublicRoute(this.reflector, context)) return true;
     const req = context.switchToHttp().getRequest<Request>();
     const auth = this.authenticator.authenticate(req);
     return auth instanceof Promise ? auth.then((loaded) => this.admit(context, req, loaded)) : this.admit(context, req, auth);

@@ -25,12 +25,12 @@ export interface ProfileUpdate {
   currentPassword?: string;
 }
 
-/** The caller's own account: profile, locale and feature checks. */
 /** The email the caller's session carries, if the session is theirs and still knows it. */
 function sessionEmail(session: CachedSession | null | undefined, auth: AuthContext): string | null {
   return session?.userId === auth.userId ? session.email : null;
 }
 
+/** The caller's own account: profile, locale and feature checks. */
 @Injectable()
 export class ProfileService {
   constructor(
