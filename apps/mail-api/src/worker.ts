@@ -1,3 +1,4 @@
+import '@app/service-kit/require-supported-node';
 import 'reflect-metadata';
 import { runWorker } from '@app/service-kit';
 import { loadMailConfig } from './config/mail-config.js';

@@ -6,3 +6,4 @@ export * from './queue/index.js';
 export * from './health/index.js';
 export * from './metrics/index.js';
 export * from './queue-dashboard/index.js';
+export * from './runtime/supported-node.js';

@@ -1,3 +1,4 @@
+import '@app/service-kit/require-supported-node';
 import { ConfigError, migrateDatabase, redactUrl } from '@app/service-kit';
 import { loadMailConfig } from '../config/mail-config.js';
 import { mailDataSourceOptions } from '../core/database/data-source-options.js';

@@ -1,3 +1,4 @@
+import '@app/service-kit/require-supported-node';
 import { ConfigError, migrateDatabase, redactUrl } from '@app/service-kit';
 import { loadPlatformConfig } from '../config/platform-config.js';
 import { platformDataSourceOptions } from '../core/database/data-source-options.js';
