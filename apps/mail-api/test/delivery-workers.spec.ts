@@ -70,7 +70,7 @@ describe('email delivery across worker processes', () => {
     return most;
   }
 
-  it('two processes share one rate: at 5/s, the sink never sees more than 5 in a second, each email once', async () => {
+  it('two processes share one rate: at 5/s the sink sees 5/s (within send-time spread), not the 10/s of a leaked limit, each email once', async () => {
     const rate = 5;
     await Promise.all([startWorker('A', { MAIL_RATE_PER_SECOND: String(rate) }), startWorker('B', { MAIL_RATE_PER_SECOND: String(rate) })]);
     const ids = await queueEmails(30, 'rate');
@@ -82,15 +82,17 @@ describe('email delivery across worker processes', () => {
     // BullMQ's limiter is kept in Redis, so it counts the job starts of all processes together; at
     // 5/s (sendingLimiter) one email may start per 200 ms slot. The sink sees start + send time, and
     // send times differ (the first sends open the pooled SMTP connections, tens of ms slower), so
-    // receipts can sit a little closer than their slots. A span of 750 ms holds at most 4 slots'
-    // starts, plus 1 for that spread: more than `rate` in so short a span means the limit leaked.
+    // receipts can sit closer than their slots. A span of 750 ms holds at most 4 slots' starts, plus 2
+    // moved in by that spread (a send up to 450 ms slower than the next: a slower machine of this kind
+    // under the whole test run showed 6 in 750 ms). A leaked limit, each process at 5/s, puts 7 or 8
+    // there, and halves the run's length below.
     const times = received.map((m) => m.receivedAt);
-    expect(busiest(times, 1000 - 250)).toBeLessThanOrEqual(rate);
+    expect(busiest(times, 750)).toBeLessThanOrEqual(rate + 1);
     // And over the whole run the rate holds: 30 emails at 5/s take at least 29 slots of 200 ms (less the spread).
-    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(((ids.length - 1) * 1000) / rate - 250);
+    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(((ids.length - 1) * 1000) / rate - 450);
   }, 60_000);
 
-  it('at the default 14/s (two emails per 143 ms slot): never more than 14 in a second, each email once', async () => {
+  it('at the default 14/s (two emails per 143 ms slot): 14/s at the sink within send-time spread, each email once', async () => {
     const rate = 14;
     await Promise.all([startWorker('A', {}), startWorker('B', {})]);
     const ids = await queueEmails(56, 'default rate');
@@ -100,11 +102,12 @@ describe('email delivery across worker processes', () => {
     expect(times).toHaveLength(56);
     // The limiter bounds starts; the sink sees start + send time, which varies more on a busy machine
     // (a pair delayed by a slow send lands next to the following one). 700 ms hold at most 5 slot starts
-    // (10 emails), plus up to two pairs moved into the span by that spread: more than `rate` means a leak.
-    expect(busiest(times, 700)).toBeLessThanOrEqual(rate);
+    // (10 emails), plus up to three pairs moved into the span by that spread (up to 450 ms, as above);
+    // a leaked limit, each process at 14/s, puts about 20 there.
+    expect(busiest(times, 700)).toBeLessThanOrEqual(rate + 2);
     // 28 slots of 143 ms: the last pair starts 27 slots after the first, less the spread. (How close
     // the limiter comes to 14/s is a benchmark figure: bench/campaign/delivery.mjs.)
-    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(27 * 143 - 250);
+    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(27 * 143 - 450);
   }, 60_000);
 
   it('SIGTERM with a send in flight: the worker finishes it before exiting, leaves no job active, and the next worker sends the rest once', async () => {
