@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -28,6 +29,13 @@ describe('unsupportedNodeMessage (engines: Node >= 24.11)', () => {
 
   it.each(['24.11.0', '24.21.0', '25.0.0', '26.3.1'])('accepts Node %s', (version) => {
     expect(unsupportedNodeMessage(version)).toBeUndefined();
+  });
+
+  it("draws the line where the root package.json's engines does", () => {
+    const engines = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    const [, major, minor] = /^>=(\d+)\.(\d+)/.exec(engines) ?? [];
+    expect(unsupportedNodeMessage(`${major}.${minor}.0`)).toBeUndefined();
+    expect(unsupportedNodeMessage(`${major}.${Number(minor) - 1}.99`)).toContain('cannot run this service');
   });
 });
 
