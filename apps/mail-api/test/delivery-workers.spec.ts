@@ -76,6 +76,8 @@ describe('email delivery across worker processes', () => {
    * limiter and appends an `active` event to the queue's event stream in one step, and the stream
    * entry's id is Redis's time in ms. So these are the admissions the limiter controls, free of the
    * send-time spread and of this (busy) test process's stalls, which moved sink receipts together.
+   * (The limiter reads the script's start time, the entry id the time of the XADD a few commands
+   * later; the checks below use spans 10 ms short of the exact bound for a Redis preempted between.)
    */
   async function startTimes(ids: string[]): Promise<number[]> {
     const events = t.app.get(QueueService).queue(EMAIL_QUEUE).keys.events;
@@ -107,9 +109,9 @@ describe('email delivery across worker processes', () => {
     // than 200 ms apart and no second holds six. A leaked limit, each process at 5/s, starts ~10 a second.
     const starts = await startTimes(ids);
     expect(starts).toHaveLength(30);
-    expect(busiest(starts, 1000)).toBeLessThanOrEqual(rate);
+    expect(busiest(starts, 990)).toBeLessThanOrEqual(rate);
     // And over the whole run: 30 starts, each more than 200 ms after the one before.
-    expect(Math.max(...starts) - Math.min(...starts)).toBeGreaterThanOrEqual(((ids.length - 1) * 1000) / rate);
+    expect(Math.max(...starts) - Math.min(...starts)).toBeGreaterThanOrEqual(((ids.length - 1) * 1000) / rate - 10);
   }, 60_000);
 
   it('at the default 14/s (two emails per 143 ms slot): both processes together start 14 a second, each email once', async () => {
@@ -128,9 +130,9 @@ describe('email delivery across worker processes', () => {
     // bench/campaign/delivery.mjs.)
     const starts = await startTimes(ids);
     expect(starts).toHaveLength(56);
-    expect(busiest(starts, 1000)).toBeLessThanOrEqual(rate + 1);
+    expect(busiest(starts, 990)).toBeLessThanOrEqual(rate + 1);
     // 28 slots: the last pair starts more than 27 slots of 143 ms after the first.
-    expect(Math.max(...starts) - Math.min(...starts)).toBeGreaterThanOrEqual(27 * 143);
+    expect(Math.max(...starts) - Math.min(...starts)).toBeGreaterThanOrEqual(27 * 143 - 10);
   }, 60_000);
 
   it('SIGTERM with a send in flight: the worker finishes it before exiting, leaves no job active, and the next worker sends the rest once', async () => {
