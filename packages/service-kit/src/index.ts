@@ -7,3 +7,4 @@ export * from './health/index.js';
 export * from './metrics/index.js';
 export * from './queue-dashboard/index.js';
 export * from './runtime/supported-node.js';
+export * from './network/index.js';

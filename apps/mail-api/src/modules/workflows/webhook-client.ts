@@ -1,11 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHmac } from 'node:crypto';
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { guardedLookup, isNonPublicHost, NonPublicAddressError } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
-import { ipLiteralOf, isLocalName, isNonPublicAddress } from './webhook-address.js';
 import type { WebhookMethod } from './workflow-definition.js';
 
 /** What is read of a response: enough to be polite to the server, never a memory risk. */
@@ -30,8 +28,6 @@ export function webhookSignature(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(body, 'utf8').digest('hex')}`;
 }
 
-class RefusedTarget extends Error {}
-
 /**
  * Sends one WEBHOOK request: JSON body signed with the workflow's secret, a hard timeout over the whole
  * exchange (MAIL_WEBHOOK_TIMEOUT_MS, 10 s by default), no redirects (a 3xx is a failed attempt), and,
@@ -50,8 +46,7 @@ export class WebhookClient {
   async send(request: WebhookRequest): Promise<WebhookResult> {
     const url = new URL(request.url);
     if (this.refusePrivate) {
-      const literal = ipLiteralOf(url.hostname);
-      if ((literal && isNonPublicAddress(literal)) || isLocalName(url.hostname)) {
+      if (isNonPublicHost(url.hostname)) {
         return { ok: false, error: `refused: ${url.hostname} is a private or loopback address` };
       }
     }
@@ -61,7 +56,7 @@ export class WebhookClient {
       if (status >= 300 && status < 400) return { ok: false, status, error: `redirect (${status}) refused` };
       return { ok: false, status, error: `HTTP ${status}` };
     } catch (err) {
-      const message = err instanceof RefusedTarget ? err.message : `request failed: ${(err as Error).message}`;
+      const message = err instanceof NonPublicAddressError ? err.message : `request failed: ${(err as Error).message}`;
       return { ok: false, error: message };
     }
   }
@@ -114,16 +109,3 @@ export class WebhookClient {
     });
   }
 }
-
-/** dns.lookup that fails when any address of the name is not public (every one is checked, not just the first). */
-export const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-    if (err) return callback(err, '', 0);
-    const refused = addresses.find((a) => isNonPublicAddress(a.address));
-    if (refused || addresses.length === 0) {
-      return callback(new RefusedTarget(`refused: ${hostname} resolves to a private or loopback address`), '', 0);
-    }
-    if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    return callback(null, addresses[0].address, addresses[0].family);
-  });
-};

@@ -1,5 +1,5 @@
 import type { FieldError } from '@app/contracts';
-import { ipLiteralOf, isLocalName, isNonPublicAddress } from './webhook-address.js';
+import { isNonPublicHost } from '@app/service-kit';
 import {
   MAX_WEBHOOK_BODY_BYTES,
   MAX_WEBHOOK_HEADER_VALUE,
@@ -48,8 +48,7 @@ function urlErrors(value: unknown, field: string, refusePrivate: boolean): Field
   if (url.username || url.password) {
     return [{ field, message: 'url must not carry credentials; send them in headers', code: 'isUrl' }];
   }
-  const literal = ipLiteralOf(url.hostname);
-  if (refusePrivate && ((literal && isNonPublicAddress(literal)) || isLocalName(url.hostname))) {
+  if (refusePrivate && isNonPublicHost(url.hostname)) {
     return [{ field, message: 'url must not point to a private or loopback address', code: 'privateAddress' }];
   }
   return [];

@@ -1,0 +1,2 @@
+export * from './non-public-address.js';
+export * from './guarded-lookup.js';
