@@ -118,6 +118,7 @@ describe('AI runtime settings, allowlists, agents and loop overrides', () => {
         modelId: 'gpt-4.1',
         baseURL: provider.url,
         allowedOverrideProviders: null,
+        hasApiKey: false,
         updatedAt: expect.any(String),
       });
       expect(saved.headers['x-undo-token']).toEqual(expect.any(String));

@@ -43,7 +43,13 @@ export class PlatformEnv {
   @Expose() @IsOptional() @IsString() ATTACHMENTS_S3_SECRET_KEY?: string;
   @Expose() @IsIn(['true', 'false', '1', '0']) ATTACHMENTS_S3_FORCE_PATH_STYLE = 'true';
   @Expose() @Type(() => Number) @IsInt() @Min(1) AI_PENDING_ACTION_TTL_SECONDS = 900;
+  /**
+   * Comma list of URL prefixes a base URL other than the deployment's own (tenant settings, a chat's
+   * `baseUrl`) must match; unset: any such URL is accepted (never with the deployment's key).
+   */
   @Expose() @IsOptional() @IsString() AI_RUNTIME_BASEURL_ALLOWLIST?: string;
+  /** `true`: in production too, such base URLs may reach private, loopback and link-local addresses. */
+  @Expose() @IsIn(['true', 'false', '1', '0']) AI_BASEURL_ALLOW_PRIVATE = 'false';
   @Expose() @IsOptional() @IsString() AI_OPENAI_API_KEY?: string;
   @Expose() @Matches(HTTP_URL) AI_OPENAI_BASE_URL = 'https://api.openai.com/v1';
   @Expose() @IsOptional() @IsString() AI_ANTHROPIC_API_KEY?: string;
@@ -80,6 +86,8 @@ export interface PlatformConfig {
   attachmentsStorage: AttachmentsStorageConfig;
   aiPendingActionTtlSeconds: number;
   aiBaseUrlAllowlist: string[];
+  /** `AI_BASEURL_ALLOW_PRIVATE`: a tenant's or request's base URL may reach private addresses in production. */
+  aiBaseUrlAllowPrivate: boolean;
   /** AI providers and defaults (decisions.md "Provider configuration"); keys never leave the server. */
   aiRuntime: AiRuntimeConfig;
 }
@@ -152,6 +160,7 @@ export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): Platfo
     attachmentsStorage: attachmentsStorageOf(e),
     aiPendingActionTtlSeconds: e.AI_PENDING_ACTION_TTL_SECONDS,
     aiBaseUrlAllowlist: list(e.AI_RUNTIME_BASEURL_ALLOWLIST),
+    aiBaseUrlAllowPrivate: e.AI_BASEURL_ALLOW_PRIVATE === 'true' || e.AI_BASEURL_ALLOW_PRIVATE === '1',
     aiRuntime: {
       providers: {
         openai: { apiKey: e.AI_OPENAI_API_KEY || null, baseUrl: e.AI_OPENAI_BASE_URL.replace(/\/+$/, '') },

@@ -36,10 +36,13 @@ const CHAT_DESCRIPTION =
   '(60 s), per agent loop override; `loopBudget` lowers the step limit for this turn. When a limit ends the loop the ' +
   'stream carries `data-loop-limit` {reason, limit}. Every model step writes a usage row. Errors before the stream: ' +
   '400 validation or `runtime_override_disabled`, `provider_unknown`, `provider_not_configured`, `baseurl_not_allowlisted`, ' +
+  '`baseurl_not_allowed` (a private, loopback or link-local host in production), ' +
   '`invalid_url`, `provider_not_allowed`, `model_not_allowed`, `provider_not_in_env_allowlist`, `model_not_in_env_allowlist`; ' +
   '403 missing the agent’s features; 404 unknown agent or attachment; 409 `execution_mode_not_supported` (an object-mode ' +
   'agent) or `media_type_not_accepted`. Overrides of provider, model or baseUrl are refused (`runtime_override_disabled`) ' +
-  'for an agent declaring allowRuntimeOverride false, whose tenant settings are ignored too. Messages: 1-100, roles user ' +
+  'for an agent declaring allowRuntimeOverride false, whose tenant settings are ignored too. A baseUrl other than the ' +
+  'deployment’s own never receives the deployment’s key (only a key the tenant stored with that URL), and any failure ' +
+  'talking to it is the same `error` part, whether or not a host or port answered. Messages: 1-100, roles user ' +
   'and assistant, each at most 32000 characters.';
 
 @ApiTags('ai_assistant')

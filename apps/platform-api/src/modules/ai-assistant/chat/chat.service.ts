@@ -14,7 +14,7 @@ import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { PendingActionsService } from '../actions/pending-actions.service.js';
 import { modelToolName } from '../agents/agent-definition.js';
 import { AiUsageService } from '../usage/ai-usage.service.js';
-import { clientErrorMessage, logRunError, reportStreamError } from './ai-error-messages.js';
+import { clientErrorMessage, logRunError, type ProviderEndpoint, reportStreamError } from './ai-error-messages.js';
 import { AgentRunService, type PreparedRun, type RunRequest } from './agent-run.service.js';
 import { chatTools, type ToolBudget } from './chat-tools.js';
 
@@ -55,9 +55,10 @@ export class ChatService {
     const stop = new AbortController();
     const deadline = AbortSignal.timeout(run.limits.maxWallClockMs);
     const signal = AbortSignal.any([stop.signal, deadline]);
+    const endpoint = endpointOf(run);
     const stream = createUIMessageStream({
       execute: ({ writer }) => this.runLoop(run, writer, { signal, deadline }),
-      onError: reportStreamError,
+      onError: (err) => reportStreamError(err, endpoint),
     });
     return { stream, abort: () => stop.abort() };
   }
@@ -84,7 +85,7 @@ export class ChatService {
     writer.merge(
       result.toUIMessageStream({
         sendFinish: false,
-        onError: clientErrorMessage,
+        onError: (err) => clientErrorMessage(err, endpointOf(run)),
         messageMetadata: ({ part }) =>
           part.type === 'start'
             ? { sessionId: run.sessionId, agentId: run.agent.id, providerId: run.runtime.providerId, modelId: run.runtime.modelId }
@@ -122,6 +123,9 @@ export class ChatService {
     });
   }
 }
+
+/** A run's base URL: the deployment's own (null), or one a tenant or the request chose. */
+export const endpointOf = (run: PreparedRun): ProviderEndpoint => (run.runtime.baseUrl === null ? 'deployment' : 'chosen');
 
 /** Which limit ended the loop, if one did: the wall clock, or a stop while the model still called tools. */
 function limitReached(run: PreparedRun, steps: Steps, timedOut: boolean): LoopLimitData | null {

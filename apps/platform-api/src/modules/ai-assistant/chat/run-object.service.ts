@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { APICallError, generateObject, NoObjectGeneratedError, RetryError, type Schema, zodSchema } from 'ai';
-import { logRunError } from './ai-error-messages.js';
+import { CHOSEN_ENDPOINT_FAILURE, logRunError } from './ai-error-messages.js';
 import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { AiUsageService } from '../usage/ai-usage.service.js';
@@ -27,7 +27,8 @@ export interface RunObjectResult {
 /**
  * POST /ai_assistant/ai/run-object: one model call whose JSON (requested with the agent's schema as
  * `response_format: json_schema`) is validated against that schema. Invalid JSON, or JSON the schema
- * refuses, is 502 `invalid_model_output`; a provider failure 502 `provider_error`; the wall clock 504.
+ * refuses, is 502 `invalid_model_output`; a provider failure 502 `provider_error` (at a base URL other than the
+ * deployment's, one message whatever failed); the wall clock 504.
  */
 @Injectable()
 export class RunObjectService {
@@ -68,14 +69,13 @@ export class RunObjectService {
       return new DomainError('invalid_model_output', 'the model’s answer does not match the agent’s schema', { status: 502 });
     }
     if (deadline.aborted) return new DomainError('wall_clock_exceeded', 'the run exceeded its wall-clock limit', { status: 504 });
+    // A chosen base URL: every failure reads the same (whether or not a host or port answered).
+    if (run.runtime.baseUrl !== null && !(err instanceof DomainError)) {
+      return new DomainError('provider_error', CHOSEN_ENDPOINT_FAILURE, { status: 502 });
+    }
     if (APICallError.isInstance(err)) {
-      return new DomainError(
-        'provider_error',
-        err.statusCode ? `the AI provider answered ${err.statusCode}` : 'the AI provider could not be reached',
-        {
-          status: 502,
-        },
-      );
+      const message = err.statusCode ? `the AI provider answered ${err.statusCode}` : 'the AI provider could not be reached';
+      return new DomainError('provider_error', message, { status: 502 });
     }
     return err;
   }

@@ -1,6 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
+import type { FetchFunction } from './provider-endpoint-fetch.js';
 
 export interface CuratedModel {
   id: string;
@@ -8,14 +9,24 @@ export interface CuratedModel {
 }
 
 /**
+ * How a provider is reached: its key (null: none is sent), its base URL, and the fetch to use (absent:
+ * the global one, for the deployment's own base URL).
+ */
+export interface ProviderConnection {
+  apiKey: string | null;
+  baseURL: string;
+  fetch?: FetchFunction;
+}
+
+/**
  * A provider the runtime can speak to, through the `ai` SDK. Every provider has the same shape: an id,
- * the curated models offered to users, and a factory from (key, base URL) to a model.
+ * the curated models offered to users, and a factory from a connection (key, base URL) to a model.
  */
 export interface AiProviderDefinition {
   id: string;
   label: string;
   models: CuratedModel[];
-  create(settings: { apiKey: string; baseURL: string }): (modelId: string) => LanguageModel;
+  create(connection: ProviderConnection): (modelId: string) => LanguageModel;
 }
 
 /** The registered providers (decisions.md "Provider configuration"). */
@@ -31,8 +42,15 @@ export const AI_PROVIDERS: AiProviderDefinition[] = [
     ],
     // The OpenAI-compatible protocol: POST {base}/chat/completions, streamed with usage, tool calls, and
     // `response_format: json_schema` for object mode (structured outputs).
-    create: ({ apiKey, baseURL }) => {
-      const provider = createOpenAICompatible({ name: 'openai', apiKey, baseURL, includeUsage: true, supportsStructuredOutputs: true });
+    create: ({ apiKey, baseURL, fetch }) => {
+      const provider = createOpenAICompatible({
+        name: 'openai',
+        apiKey: apiKey ?? undefined,
+        baseURL,
+        fetch,
+        includeUsage: true,
+        supportsStructuredOutputs: true,
+      });
       return (modelId) => provider.chatModel(modelId);
     },
   },
@@ -44,8 +62,10 @@ export const AI_PROVIDERS: AiProviderDefinition[] = [
       { id: 'claude-sonnet-4-0', label: 'Claude Sonnet 4' },
       { id: 'claude-opus-4-0', label: 'Claude Opus 4' },
     ],
-    create: ({ apiKey, baseURL }) => {
-      const provider = createAnthropic({ apiKey, baseURL });
+    // Without a key: an empty one, so the SDK never falls back to ANTHROPIC_API_KEY from the process
+    // environment (the keyless fetch drops the header anyway).
+    create: ({ apiKey, baseURL, fetch }) => {
+      const provider = createAnthropic({ apiKey: apiKey ?? '', baseURL, fetch });
       return (modelId) => provider.languageModel(modelId);
     },
   },

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AiAgentsModule } from '../agents/ai-agents.module.js';
 import { AiProvidersModule } from '../providers/ai-providers.module.js';
+import { ProviderKeyCipher } from './provider-key-cipher.js';
 import { RuntimeAllowlistRepository } from './runtime-allowlist.repository.js';
 import { RuntimeResolver } from './runtime-resolver.service.js';
 import { RuntimeSettingsController } from './runtime-settings.controller.js';
@@ -11,7 +12,7 @@ import { RuntimeSettingsService } from './runtime-settings.service.js';
 @Module({
   imports: [AiAgentsModule, AiProvidersModule],
   controllers: [RuntimeSettingsController],
-  providers: [RuntimeSettingsService, RuntimeSettingsRepository, RuntimeAllowlistRepository, RuntimeResolver],
+  providers: [RuntimeSettingsService, RuntimeSettingsRepository, RuntimeAllowlistRepository, RuntimeResolver, ProviderKeyCipher],
   exports: [RuntimeResolver, RuntimeAllowlistRepository],
 })
 export class AiSettingsModule {}

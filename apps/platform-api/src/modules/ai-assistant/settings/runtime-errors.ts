@@ -9,6 +9,8 @@ export const RuntimeErrors = {
   providerUnknown: (providerId: string) => badRequest('provider_unknown', `unknown provider ${providerId}`),
   providerNotConfigured: (providerId: string) => badRequest('provider_not_configured', `provider ${providerId} is not configured`),
   baseUrlNotAllowlisted: () => badRequest('baseurl_not_allowlisted', 'baseUrl is not in AI_RUNTIME_BASEURL_ALLOWLIST'),
+  /** Production (without AI_BASEURL_ALLOW_PRIVATE): a base URL naming a private, loopback or link-local address. */
+  baseUrlNotAllowed: () => badRequest('baseurl_not_allowed', 'baseUrl must not point to a private, loopback or link-local address'),
   invalidBaseUrl: (field: string) => badRequest('invalid_url', `${field} must be an http(s) URL without credentials`),
   providerNotInEnvAllowlist: (providerId: string) =>
     badRequest('provider_not_in_env_allowlist', `provider ${providerId} is not in AI_ALLOWED_PROVIDERS`),

@@ -55,8 +55,10 @@ export class RuntimeSettingsController {
       'Replaces the tenant-wide row (agentId omitted or null) or one agent’s row; fields left out are cleared. ' +
       '400 `provider_unknown` for an unregistered provider, `provider_not_in_env_allowlist` / `model_not_in_env_allowlist` ' +
       'outside AI_ALLOWED_PROVIDERS / AI_ALLOWED_MODELS, `invalid_url` for a baseURL that is not an http(s) URL without ' +
-      'credentials, query or fragment, `baseurl_not_allowlisted` outside AI_RUNTIME_BASEURL_ALLOWLIST (when set). 404 unknown agent. ' +
-      'An action log entry (undoable).',
+      'credentials, query or fragment; a baseURL other than the deployment’s own: `baseurl_not_allowlisted` outside ' +
+      'AI_RUNTIME_BASEURL_ALLOWLIST (when set), `baseurl_not_allowed` for a private, loopback or link-local host in production ' +
+      '(unless AI_BASEURL_ALLOW_PRIVATE=true). Such a URL never receives the deployment’s key, only the write-only `apiKey` ' +
+      'stored with it (encrypted; the response says `hasApiKey`). 404 unknown agent. An action log entry (undoable).',
   })
   @ApiOkResponse({ type: RuntimeSettingsResponseDto })
   @ApiBadRequestResponse({ type: ErrorDto })

@@ -7,6 +7,8 @@ export const PROVIDER_ID_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 /** Model ids as providers spell them (`gpt-4o-mini`, `claude-sonnet-4-0`, `org/model:tag`). */
 export const MODEL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/;
 export const BASE_URL_MAX_LENGTH = 2048;
+/** A provider key as it goes into a header: printable ASCII, no spaces. */
+export const API_KEY_PATTERN = /^[\x21-\x7e]{1,1024}$/;
 
 export class RuntimeSettingsDto {
   @ApiPropertyOptional({ nullable: true, description: 'A registered provider (`openai`, `anthropic`); null: the agent’s default.' })
@@ -22,12 +24,28 @@ export class RuntimeSettingsDto {
   @ApiPropertyOptional({
     nullable: true,
     maxLength: BASE_URL_MAX_LENGTH,
-    description: 'The provider protocol’s base URL; must match AI_RUNTIME_BASEURL_ALLOWLIST when it is set.',
+    description:
+      'The provider protocol’s base URL; null: the deployment’s. Another URL must match AI_RUNTIME_BASEURL_ALLOWLIST when it ' +
+      'is set, may not name a private, loopback or link-local address in production (`baseurl_not_allowed`, unless ' +
+      'AI_BASEURL_ALLOW_PRIVATE=true), and never receives the deployment’s key: only `apiKey`.',
   })
   @IsOptional()
   @IsString()
   @MaxLength(BASE_URL_MAX_LENGTH)
   baseURL?: string | null;
+
+  @ApiPropertyOptional({
+    nullable: true,
+    writeOnly: true,
+    maxLength: 1024,
+    description:
+      'Write-only: the tenant’s own provider key, sent only to this row’s base URL, stored encrypted and never returned ' +
+      '(`hasApiKey` says whether one is stored). Omitted: the stored key is kept while baseURL stays the same (a new ' +
+      'baseURL drops it); null: removed.',
+  })
+  @IsOptional()
+  @Matches(API_KEY_PATTERN, { message: 'apiKey must be 1-1024 printable ASCII characters without spaces' })
+  apiKey?: string | null;
 
   @ApiPropertyOptional({ nullable: true, description: 'The agent these settings are for; omitted or null: the tenant-wide default.' })
   @IsOptional()
@@ -81,6 +99,8 @@ export class RuntimeSettingsResponseDto {
   @ApiProperty({ nullable: true, type: String }) modelId: string | null;
   @ApiProperty({ nullable: true, type: String }) baseURL: string | null;
   @ApiProperty({ nullable: true, type: [String] }) allowedOverrideProviders: string[] | null;
+  @ApiProperty({ description: 'A key of the tenant’s own is stored with this row’s base URL (the key is never returned).' })
+  hasApiKey: boolean;
   @ApiProperty() updatedAt: string;
 }
 

@@ -10,10 +10,18 @@ export interface RuntimeSettings {
   modelId: string | null;
   baseURL: string | null;
   allowedOverrideProviders: string[] | null;
+  /** A key of the tenant's own is stored with this row's base URL (the key itself is never read back out). */
+  hasApiKey: boolean;
   updatedAt: string;
 }
 
-export type RuntimeSettingsInput = Omit<RuntimeSettings, 'updatedAt'>;
+/** A row as a run reads it: with the sealed key (ProviderKeyCipher opens it for its base URL). */
+export type RuntimeSettingsForRun = RuntimeSettings & { apiKeySealed: string | null };
+
+/** What a write does to the stored key: store this sealed one, keep the stored one (while the base URL stays the same), or none. */
+export type StoredKeyChange = { sealed: string } | 'keep' | 'clear';
+
+export type RuntimeSettingsInput = Omit<RuntimeSettings, 'updatedAt' | 'hasApiKey'> & { apiKey: StoredKeyChange };
 
 interface SettingsDbRow {
   agent_id: string | null;
@@ -21,10 +29,11 @@ interface SettingsDbRow {
   model_id: string | null;
   base_url: string | null;
   allowed_override_providers: string[] | null;
+  has_api_key: boolean;
   updated_at: string;
 }
 
-const COLUMNS = `agent_id, provider_id, model_id, base_url, allowed_override_providers,
+const COLUMNS = `agent_id, provider_id, model_id, base_url, allowed_override_providers, api_key_sealed IS NOT NULL AS has_api_key,
   to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at`;
 
 function toSettings(r: SettingsDbRow): RuntimeSettings {
@@ -34,6 +43,7 @@ function toSettings(r: SettingsDbRow): RuntimeSettings {
     modelId: r.model_id,
     baseURL: r.base_url,
     allowedOverrideProviders: r.allowed_override_providers,
+    hasApiKey: r.has_api_key,
     updatedAt: r.updated_at,
   };
 }
@@ -59,19 +69,23 @@ export class RuntimeSettingsRepository {
     db: Db,
     scope: TenantScope,
     agentId: string,
-  ): Promise<{ agent: RuntimeSettings | null; tenant: RuntimeSettings | null; allowlist: Omit<RuntimeAllowlist, 'updatedAt'> | null }> {
+  ): Promise<{
+    agent: RuntimeSettingsForRun | null;
+    tenant: RuntimeSettingsForRun | null;
+    allowlist: Omit<RuntimeAllowlist, 'updatedAt'> | null;
+  }> {
     const [row] = await query<{
-      settings: SettingsDbRow[];
+      settings: (SettingsDbRow & { api_key_sealed: string | null })[];
       allowlist: { allowed_providers: string[]; allowed_models: string[] | null } | null;
     }>(
       db,
-      `SELECT COALESCE((SELECT json_agg(s) FROM (SELECT ${COLUMNS} FROM ai_runtime_settings
+      `SELECT COALESCE((SELECT json_agg(s) FROM (SELECT ${COLUMNS}, api_key_sealed FROM ai_runtime_settings
                                                    WHERE tenant_id = $1 AND (agent_id IS NULL OR agent_id = $2)) s), '[]'::json) AS settings,
               (SELECT json_build_object('allowed_providers', a.allowed_providers, 'allowed_models', a.allowed_models)
                  FROM ai_runtime_allowlists a WHERE a.tenant_id = $1) AS allowlist`,
       [scope.tenantId, agentId],
     );
-    const settings = (row?.settings ?? []).map(toSettings);
+    const settings = (row?.settings ?? []).map((r) => ({ ...toSettings(r), apiKeySealed: r.api_key_sealed }));
     const allowlist = row?.allowlist
       ? { allowedProviders: row.allowlist.allowed_providers, allowedModels: row.allowlist.allowed_models }
       : null;
@@ -88,17 +102,33 @@ export class RuntimeSettingsRepository {
     return row ? toSettings(row) : null;
   }
 
+  /** A kept key survives only while the base URL stays the same: it was stored for that URL alone. */
   async upsert(db: Db, scope: TenantScope, input: RuntimeSettingsInput): Promise<RuntimeSettings> {
+    const keep = input.apiKey === 'keep';
     const row = await queryOne<SettingsDbRow>(
       db,
-      `INSERT INTO ai_runtime_settings (tenant_id, agent_id, provider_id, model_id, base_url, allowed_override_providers, updated_by_user_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO ai_runtime_settings (tenant_id, agent_id, provider_id, model_id, base_url, allowed_override_providers, updated_by_user_id,
+              api_key_sealed)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT ON CONSTRAINT ai_runtime_settings_tenant_agent_uq DO UPDATE
          SET provider_id = EXCLUDED.provider_id, model_id = EXCLUDED.model_id, base_url = EXCLUDED.base_url,
              allowed_override_providers = EXCLUDED.allowed_override_providers,
+             api_key_sealed = CASE WHEN NOT $9::boolean THEN EXCLUDED.api_key_sealed
+                                   WHEN ai_runtime_settings.base_url IS NOT DISTINCT FROM EXCLUDED.base_url
+                                   THEN ai_runtime_settings.api_key_sealed END,
              updated_by_user_id = EXCLUDED.updated_by_user_id, updated_at = now()
        RETURNING ${COLUMNS}`,
-      [scope.tenantId, input.agentId, input.providerId, input.modelId, input.baseURL, input.allowedOverrideProviders, scope.userId],
+      [
+        scope.tenantId,
+        input.agentId,
+        input.providerId,
+        input.modelId,
+        input.baseURL,
+        input.allowedOverrideProviders,
+        scope.userId,
+        typeof input.apiKey === 'object' ? input.apiKey.sealed : null,
+        keep,
+      ],
     );
     if (!row) throw new Error('runtime settings upsert returned no row');
     return toSettings(row);

@@ -10,10 +10,16 @@ import { AI_ASSISTANT_SETTINGS_MANAGE } from '../ai-assistant.declarations.js';
 import { AgentRegistry } from '../agents/agent-registry.js';
 import { AiProviderRegistry, type ProviderSummary } from '../providers/ai-provider-registry.js';
 import { normalizeBaseUrl, parseBaseUrl } from './base-url-allowlist.js';
+import { ProviderKeyCipher } from './provider-key-cipher.js';
 import { RuntimeErrors } from './runtime-errors.js';
 import { RuntimeAllowlistRepository, type RuntimeAllowlist } from './runtime-allowlist.repository.js';
 import { RuntimeResolver } from './runtime-resolver.service.js';
-import { RuntimeSettingsRepository, type RuntimeSettings, type RuntimeSettingsInput } from './runtime-settings.repository.js';
+import {
+  RuntimeSettingsRepository,
+  type RuntimeSettings,
+  type RuntimeSettingsInput,
+  type StoredKeyChange,
+} from './runtime-settings.repository.js';
 
 /** The action log's resource id of the tenant-wide settings row (agent rows use the agent id). */
 const TENANT_WIDE = 'default';
@@ -30,10 +36,19 @@ export interface RuntimeSettingsView {
 
 const agentIdOf = (resourceId: string): string | null => (resourceId === TENANT_WIDE ? null : resourceId);
 
+/** PUT /ai_assistant/settings as the service takes it: the row's fields, and the write-only key. */
+export type RuntimeSettingsWrite = Partial<Omit<RuntimeSettingsInput, 'apiKey'>> & {
+  /** A key of the tenant's own for its base URL; omitted: the stored one is kept while the URL stays; null: none. */
+  apiKey?: string | null;
+};
+
 /**
  * Per-tenant AI runtime settings (/ai_assistant/settings): a tenant-wide default and per-agent rows,
- * and the tenant's provider allowlist. Writes are commands (action log entries, undoable); provider
- * keys are the environment's and never appear here.
+ * and the tenant's provider allowlist. Writes are commands (action log entries, undoable). The
+ * deployment's keys never appear here; a key a tenant stores with its own base URL is sealed at rest
+ * and never read back out (`hasApiKey` says whether there is one). Snapshots (the action log) carry
+ * only `hasApiKey`: an undo can remove a key or keep the current one, never bring back a key it did
+ * not record.
  */
 @Injectable()
 export class RuntimeSettingsService {
@@ -108,6 +123,7 @@ export class RuntimeSettingsService {
     private readonly settings: RuntimeSettingsRepository,
     private readonly allowlists: RuntimeAllowlistRepository,
     private readonly resolver: RuntimeResolver,
+    private readonly keys: ProviderKeyCipher,
     private readonly bus: CommandBus,
     @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
   ) {
@@ -129,7 +145,7 @@ export class RuntimeSettingsService {
   }
 
   /** PUT: replaces the row (fields left out are cleared). */
-  save(auth: AuthContext, input: Partial<RuntimeSettingsInput>): Promise<RuntimeSettings> {
+  save(auth: AuthContext, input: RuntimeSettingsWrite): Promise<RuntimeSettings> {
     const agentId = input.agentId ?? null;
     if (agentId !== null && !this.agents.get(agentId)) throw DomainError.notFound('agent not found');
     const providerId = input.providerId ?? null;
@@ -138,12 +154,14 @@ export class RuntimeSettingsService {
     if (modelId !== null && !this.providers.envAllowsModel(modelId)) throw RuntimeErrors.modelNotInEnvAllowlist(modelId);
     const allowedOverrideProviders = input.allowedOverrideProviders ? [...new Set(input.allowedOverrideProviders)] : null;
     for (const id of allowedOverrideProviders ?? []) this.assertProviderUsable(id);
+    const baseURL = input.baseURL == null ? null : this.checkedBaseUrl(input.baseURL);
     return this.bus.execute(auth, this.saveCommand, {
       agentId,
       providerId,
       modelId,
-      baseURL: input.baseURL == null ? null : this.checkedBaseUrl(input.baseURL),
+      baseURL,
       allowedOverrideProviders,
+      apiKey: this.keyChange(auth, input.apiKey, { agentId, baseURL }),
     });
   }
 
@@ -172,11 +190,21 @@ export class RuntimeSettingsService {
     if (!this.providers.envAllowsProvider(providerId)) throw RuntimeErrors.providerNotInEnvAllowlist(providerId);
   }
 
+  private keyChange(
+    auth: AuthContext,
+    apiKey: string | null | undefined,
+    row: { agentId: string | null; baseURL: string | null },
+  ): StoredKeyChange {
+    if (apiKey === undefined) return 'keep';
+    if (apiKey === null) return 'clear';
+    return { sealed: this.keys.seal(apiKey, { tenantId: auth.tenantId, ...row }) };
+  }
+
   private checkedBaseUrl(value: string): string {
     const url = parseBaseUrl(value.trim());
     if (!url) throw RuntimeErrors.invalidBaseUrl('baseURL');
     const normalized = normalizeBaseUrl(url);
-    this.resolver.assertBaseUrlAllowed(normalized);
+    if (!this.resolver.isDeploymentBaseUrl(normalized)) this.resolver.assertBaseUrlAllowed(normalized);
     return normalized;
   }
 
@@ -195,7 +223,10 @@ export class RuntimeSettingsService {
     if (!scope?.tenantId) throw new Error('a runtime settings entry always records its tenant');
     const tenant = systemScope(scope.tenantId);
     if (snapshot === null) await this.settings.delete(tx, tenant, agentIdOf(resourceId));
-    else await this.settings.upsert(tx, tenant, { ...(snapshot as unknown as RuntimeSettingsInput), agentId: agentIdOf(resourceId) });
+    else {
+      const { hasApiKey, ...row } = snapshot as unknown as Omit<RuntimeSettingsInput, 'apiKey'> & { hasApiKey?: boolean };
+      await this.settings.upsert(tx, tenant, { ...row, agentId: agentIdOf(resourceId), apiKey: hasApiKey ? 'keep' : 'clear' });
+    }
   }
 
   private async allowlistSnapshot(tx: EntityManager, options?: { forUpdate?: boolean; tenantId?: string | null }) {
