@@ -56,6 +56,10 @@ export class PlatformEnv {
   @Expose() @Matches(HTTP_URL) AI_ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
   @Expose() @IsString() AI_DEFAULT_PROVIDER = 'openai';
   @Expose() @IsString() AI_DEFAULT_MODEL = 'gpt-4o-mini';
+  /** Tokens (input + output, from the usage rows) one tenant may use per UTC day; past it chat and run-object answer 429. */
+  @Expose() @Type(() => Number) @IsInt() @Min(1) AI_TENANT_DAILY_TOKENS = 2_000_000;
+  /** The same per user (within any tenant budget). */
+  @Expose() @Type(() => Number) @IsInt() @Min(1) AI_USER_DAILY_TOKENS = 200_000;
   /** Comma lists; unset = no restriction. */
   @Expose() @IsOptional() @IsString() AI_ALLOWED_PROVIDERS?: string;
   @Expose() @IsOptional() @IsString() AI_ALLOWED_MODELS?: string;
@@ -100,6 +104,8 @@ export interface AiRuntimeConfig {
   /** `AI_ALLOWED_PROVIDERS` / `AI_ALLOWED_MODELS`; null: no restriction. */
   allowedProviders: string[] | null;
   allowedModels: string[] | null;
+  /** `AI_TENANT_DAILY_TOKENS` / `AI_USER_DAILY_TOKENS`: tokens per UTC day, from the usage rows. */
+  dailyTokenBudgets: { tenant: number; user: number };
 }
 
 export type AttachmentsStorageConfig =
@@ -170,6 +176,7 @@ export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): Platfo
       defaultModel: e.AI_DEFAULT_MODEL,
       allowedProviders: e.AI_ALLOWED_PROVIDERS ? list(e.AI_ALLOWED_PROVIDERS) : null,
       allowedModels: e.AI_ALLOWED_MODELS ? list(e.AI_ALLOWED_MODELS) : null,
+      dailyTokenBudgets: { tenant: e.AI_TENANT_DAILY_TOKENS, user: e.AI_USER_DAILY_TOKENS },
     },
   };
 }

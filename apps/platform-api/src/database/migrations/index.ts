@@ -2,6 +2,7 @@ import { AccountsFoundation1763780000000 } from './1763780000000-AccountsFoundat
 import { AiAssistantActions1763920000000 } from './1763920000000-AiAssistantActions.js';
 import { AiAssistantRuntime1763910000000 } from './1763910000000-AiAssistantRuntime.js';
 import { AiTenantProviderKeys1763931000000 } from './1763931000000-AiTenantProviderKeys.js';
+import { AiUsageBudgetIndex1763932000000 } from './1763932000000-AiUsageBudgetIndex.js';
 import { AccessControl1763790000000 } from './1763790000000-AccessControl.js';
 import { Attachments1763900000000 } from './1763900000000-Attachments.js';
 import { AuditLogs1763810000000 } from './1763810000000-AuditLogs.js';
@@ -23,4 +24,5 @@ export const PLATFORM_MIGRATIONS = [
   AiAssistantRuntime1763910000000,
   AiAssistantActions1763920000000,
   AiTenantProviderKeys1763931000000,
+  AiUsageBudgetIndex1763932000000,
 ];

@@ -13,6 +13,7 @@ import { AgentRegistry } from '../agents/agent-registry.js';
 import { MutationPolicyService } from '../policy/mutation-policy.service.js';
 import { PromptOverrideService } from '../policy/prompt-override.service.js';
 import { AiProviderRegistry } from '../providers/ai-provider-registry.js';
+import { TokenBudgetService } from '../usage/token-budget.service.js';
 import { type ResolvedRuntime, type RuntimeOverrides, RuntimeResolver } from '../settings/runtime-resolver.service.js';
 import { ChatAttachmentsRepository } from './chat-attachments.repository.js';
 import type { ChatMessageDto } from './chat.dto.js';
@@ -50,9 +51,10 @@ function modeError(agent: AgentDefinition, mode: ExecutionMode): DomainError {
 /**
  * The checks and lookups chat and run-object share (platform-api.md "Rules for chat"): the agent exists
  * (404) and the caller holds its features (403), it runs in this mode (chat 409, run-object 422), the
- * attachments are the tenant's and of media types it accepts (409), and the provider, model and base URL
- * resolve (typed 400s). The tenant's mutation policy, prompt override and loop override are read in
- * parallel: every check happens before the first byte is streamed.
+ * attachments are the tenant's and of media types it accepts (409), the provider, model and base URL
+ * resolve (typed 400s), and neither the tenant nor the user has used its daily token budget (429). The
+ * tenant's mutation policy, prompt override, loop override and today's spend are read in parallel:
+ * every check happens before the first byte is streamed.
  */
 @Injectable()
 export class AgentRunService {
@@ -65,6 +67,7 @@ export class AgentRunService {
     private readonly prompts: PromptOverrideService,
     private readonly loopOverrides: AgentLoopOverrideService,
     private readonly attachments: ChatAttachmentsRepository,
+    private readonly budgets: TokenBudgetService,
   ) {}
 
   async prepare(auth: AuthContext, mode: ExecutionMode, request: RunRequest): Promise<PreparedRun> {
@@ -74,13 +77,16 @@ export class AgentRunService {
     if (agent.executionMode !== mode) throw modeError(agent, mode);
     const scope = scopeOf(auth);
     const attachmentIds = [...new Set(request.attachmentIds ?? [])];
-    const [runtime, policy, sections, loopOverride] = await Promise.all([
+    const [runtime, policy, sections, loopOverride, , overBudget] = await Promise.all([
       this.resolver.resolve(scope, agent, request.overrides ?? {}),
       this.policies.effective(scope, agent.id),
       this.prompts.currentSections(scope, agent.id, auth.organizationId),
       this.loopOverrides.values(scope, agent.id),
       this.checkAttachments(scope, agent, attachmentIds),
+      this.budgets.refusal(scope),
     ]);
+    // 429 once the request is otherwise valid (its 400s, 404s and 409s first), before any provider call.
+    if (overBudget) throw overBudget;
     // Read once every check has passed: an agent's context may be data access (logged as such).
     const context = agent.context ? await agent.context({ auth }) : null;
     return {

@@ -9,6 +9,7 @@ import {
   ApiOperation,
   ApiProduces,
   ApiTags,
+  ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
@@ -39,11 +40,16 @@ const CHAT_DESCRIPTION =
   '`baseurl_not_allowed` (a private, loopback or link-local host in production), ' +
   '`invalid_url`, `provider_not_allowed`, `model_not_allowed`, `provider_not_in_env_allowlist`, `model_not_in_env_allowlist`; ' +
   '403 missing the agent’s features; 404 unknown agent or attachment; 409 `execution_mode_not_supported` (an object-mode ' +
-  'agent) or `media_type_not_accepted`. Overrides of provider, model or baseUrl are refused (`runtime_override_disabled`) ' +
+  'agent) or `media_type_not_accepted`; 429 `budget_exceeded` (with Retry-After, seconds to the next UTC day) once the ' +
+  'tenant or the user has used its daily token budget (AI_TENANT_DAILY_TOKENS, AI_USER_DAILY_TOKENS). Overrides of ' +
+  'provider, model or baseUrl are refused (`runtime_override_disabled`) ' +
   'for an agent declaring allowRuntimeOverride false, whose tenant settings are ignored too. A baseUrl other than the ' +
   'deployment’s own never receives the deployment’s key (only a key the tenant stored with that URL), and any failure ' +
   'talking to it is the same `error` part, whether or not a host or port answered. Messages: 1-100, roles user ' +
   'and assistant, each at most 32000 characters.';
+
+const BUDGET_EXCEEDED =
+  '`budget_exceeded`: the tenant’s or the user’s daily token budget is used up; Retry-After says when the UTC day ends.';
 
 @ApiTags('ai_assistant')
 @ApiBearerAuth()
@@ -68,6 +74,7 @@ export class AiChatController {
   @ApiProduces('text/event-stream')
   @ApiOkResponse({ description: 'The UI message stream.' })
   @ApiConflictResponse({ type: ErrorDto, description: 'Policy violation (execution mode, attachment media type).' })
+  @ApiTooManyRequestsResponse({ type: ErrorDto, description: BUDGET_EXCEEDED })
   async stream(@CurrentAuth() auth: AuthContext, @Query() query: ChatQuery, @Body() body: ChatBodyDto) {
     const chat = await this.chat.open(auth, {
       agentId: query.agent,
@@ -89,11 +96,13 @@ export class AiChatController {
       'One model call asked for JSON with the agent’s schema (`response_format: json_schema`); the answer is validated ' +
       'against it: {object, usage {inputTokens, outputTokens, totalTokens}, finishReason}. 422 ' +
       '`execution_mode_not_supported` for a chat agent; 502 `invalid_model_output` when the model’s JSON is invalid or ' +
-      'does not match, 502 `provider_error` when the provider fails, 504 `wall_clock_exceeded`. Writes one usage row.',
+      'does not match, 502 `provider_error` when the provider fails, 504 `wall_clock_exceeded`; 429 `budget_exceeded` as ' +
+      'for chat. Writes one usage row.',
   })
   @ApiOkResponse({ description: '{object, usage?, finishReason?}' })
   @ApiConflictResponse({ type: ErrorDto, description: 'Policy violation (attachment media type).' })
   @ApiUnprocessableEntityResponse({ type: ErrorDto, description: 'The agent does not declare object mode.' })
+  @ApiTooManyRequestsResponse({ type: ErrorDto, description: BUDGET_EXCEEDED })
   runObject(@CurrentAuth() auth: AuthContext, @Body() body: RunObjectDto) {
     return this.objects.run(auth, {
       agentId: body.agent,

@@ -47,11 +47,26 @@ export interface SessionUsage {
   totalTokens: number;
 }
 
+/** Tokens used since the start of the current UTC day (the database's clock), and the seconds until the next. */
+export interface TodaysSpend {
+  tenantTokens: number;
+  userTokens: number;
+  secondsToNextDay: number;
+}
+
 export interface UsageRange {
   from: Date;
   /** Exclusive. */
   to: Date;
 }
+
+/** Today's tokens of tenant $1 and user $2 (exported for the plan check of its test). */
+export const SPENT_TODAY_SQL = `WITH day AS (SELECT date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS starts)
+ SELECT COALESCE(sum(e.input_tokens + e.output_tokens), 0)::float8 AS "tenantTokens",
+        COALESCE(sum(e.input_tokens + e.output_tokens) FILTER (WHERE e.user_id = $2), 0)::float8 AS "userTokens",
+        ceil(extract(epoch FROM (SELECT starts FROM day) + interval '24 hours' - now()))::int AS "secondsToNextDay"
+   FROM ai_usage_events e
+  WHERE e.tenant_id = $1 AND e.created_at >= (SELECT starts FROM day)`;
 
 /** Rows of the scope: its tenant, and its organizations when the caller is restricted to some. */
 const IN_SCOPE = `tenant_id = $1 AND ($2::uuid[] IS NULL OR organization_id = ANY($2::uuid[]))`;
@@ -84,6 +99,16 @@ export class AiUsageRepository {
         input.finishReason,
       ],
     );
+  }
+
+  /**
+   * Today's tokens of the tenant (all its organizations) and of the scope's user, in one index-only scan
+   * of the tenant's rows since UTC midnight (index (tenant_id, created_at) INCLUDE (user_id, tokens)):
+   * its cost grows with the tenant's steps of the day, which the budget itself bounds.
+   */
+  async spentToday(db: Db, scope: TenantScope): Promise<TodaysSpend> {
+    const [row] = await queryPrepared<TodaysSpend>(db, SPENT_TODAY_SQL, [scope.tenantId, scope.userId]);
+    return row;
   }
 
   async daily(db: Db, scope: TenantScope, input: UsageRange & { agentId?: string; modelId?: string }): Promise<DailyUsage[]> {
