@@ -44,6 +44,11 @@ export class PlatformEnv {
   @Expose() @IsIn(['true', 'false', '1', '0']) ATTACHMENTS_S3_FORCE_PATH_STYLE = 'true';
   @Expose() @Type(() => Number) @IsInt() @Min(1) AI_PENDING_ACTION_TTL_SECONDS = 900;
   /**
+   * How long a confirm's claim on a pending action lasts without renewal (the confirming process renews
+   * it while the tool runs); a claim past it is a crashed process's, and the worker recovers the action.
+   */
+  @Expose() @Type(() => Number) @IsInt() @Min(2) @Max(45) AI_PENDING_ACTION_LEASE_SECONDS = 20;
+  /**
    * Comma list of URL prefixes a base URL other than the deployment's own (tenant settings, a chat's
    * `baseUrl`) must match; unset: any such URL is accepted (never with the deployment's key).
    */
@@ -89,6 +94,8 @@ export interface PlatformConfig {
   /** Where attachment bytes live (decisions.md "Attachments"): local disk under `attachmentsRoot`, or an S3-compatible bucket. */
   attachmentsStorage: AttachmentsStorageConfig;
   aiPendingActionTtlSeconds: number;
+  /** `AI_PENDING_ACTION_LEASE_SECONDS`: a confirm's claim on an action, renewed while its tool runs. */
+  aiPendingActionLeaseSeconds: number;
   aiBaseUrlAllowlist: string[];
   /** `AI_BASEURL_ALLOW_PRIVATE`: a tenant's or request's base URL may reach private addresses in production. */
   aiBaseUrlAllowPrivate: boolean;
@@ -165,6 +172,7 @@ export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): Platfo
     attachmentsRoot: e.ATTACHMENTS_ROOT ?? path.join(e.DATA_DIR, 'attachments'),
     attachmentsStorage: attachmentsStorageOf(e),
     aiPendingActionTtlSeconds: e.AI_PENDING_ACTION_TTL_SECONDS,
+    aiPendingActionLeaseSeconds: e.AI_PENDING_ACTION_LEASE_SECONDS,
     aiBaseUrlAllowlist: list(e.AI_RUNTIME_BASEURL_ALLOWLIST),
     aiBaseUrlAllowPrivate: e.AI_BASEURL_ALLOW_PRIVATE === 'true' || e.AI_BASEURL_ALLOW_PRIVATE === '1',
     aiRuntime: {

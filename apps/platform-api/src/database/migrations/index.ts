@@ -3,6 +3,7 @@ import { AiAssistantActions1763920000000 } from './1763920000000-AiAssistantActi
 import { AiAssistantRuntime1763910000000 } from './1763910000000-AiAssistantRuntime.js';
 import { AiTenantProviderKeys1763931000000 } from './1763931000000-AiTenantProviderKeys.js';
 import { AiUsageBudgetIndex1763932000000 } from './1763932000000-AiUsageBudgetIndex.js';
+import { AiPendingActionLease1763933000000 } from './1763933000000-AiPendingActionLease.js';
 import { AccessControl1763790000000 } from './1763790000000-AccessControl.js';
 import { Attachments1763900000000 } from './1763900000000-Attachments.js';
 import { AuditLogs1763810000000 } from './1763810000000-AuditLogs.js';
@@ -25,4 +26,5 @@ export const PLATFORM_MIGRATIONS = [
   AiAssistantActions1763920000000,
   AiTenantProviderKeys1763931000000,
   AiUsageBudgetIndex1763932000000,
+  AiPendingActionLease1763933000000,
 ];

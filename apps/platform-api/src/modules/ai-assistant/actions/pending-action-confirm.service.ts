@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
+import { PLATFORM_CONFIG, type PlatformConfig } from '../../../config/platform-config.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { scopeOf } from '../../../core/scope/tenant-scope.js';
 import type { AgentDefinition, MutationTool } from '../agents/agent-definition.js';
@@ -9,7 +10,7 @@ import { AgentRegistry } from '../agents/agent-registry.js';
 import { MutationPolicyService } from '../policy/mutation-policy.service.js';
 import { PendingActionEvents } from './pending-action-events.js';
 import { serializePendingAction, type SerializedPendingAction } from './pending-action-serializer.js';
-import { type PendingActionRow, PendingActionsRepository } from './pending-actions.repository.js';
+import { type ExecutionClaim, type PendingActionRow, PendingActionsRepository } from './pending-actions.repository.js';
 import { expiredError, invalidStatusError, PendingActionsService } from './pending-actions.service.js';
 
 /** The confirm answer: the action, and the tool's result (or its error) as stored in `executionResult`. */
@@ -35,6 +36,11 @@ function isStaleVersion(err: unknown): boolean {
  * record version, input-schema drift); then one conditional UPDATE claims the action (pending ->
  * executing), so of two concurrent confirms exactly one runs the tool. The other waits for the
  * outcome (up to 5 s) and answers it as a repeated confirm does, without running the tool again.
+ *
+ * Crash safety: the claim is a lease (AI_PENDING_ACTION_LEASE_SECONDS) renewed while the tool runs,
+ * and the moment the tool starts is committed before it runs. If this process dies, the worker's
+ * recovery (PendingActionsJobs) finds the lapsed lease: `pending` again when the tool never started,
+ * `failed` (`interrupted`) when it may have run; so a confirm never answers 409 forever.
  */
 @Injectable()
 export class PendingActionConfirmService {
@@ -47,7 +53,12 @@ export class PendingActionConfirmService {
     private readonly actions: PendingActionsService,
     private readonly policies: MutationPolicyService,
     private readonly events: PendingActionEvents,
+    @Inject(PLATFORM_CONFIG) private readonly config: PlatformConfig,
   ) {}
+
+  private get leaseSeconds(): number {
+    return this.config.aiPendingActionLeaseSeconds;
+  }
 
   async confirm(auth: AuthContext, id: string): Promise<ConfirmResult> {
     let row = await this.actions.findOrThrow(auth, id);
@@ -56,9 +67,11 @@ export class PendingActionConfirmService {
       const settled = await this.settledOutcome(auth, row);
       if (settled) return settled;
       const { tool, input } = await this.check(auth, row);
-      const claimed = await this.repository.claim(this.dataSource, scopeOf(auth), row.id);
-      if (claimed) return this.run(auth, claimed, tool, input);
-      // Lost the claim (a concurrent confirm or cancel, or the expiry): decide again on what is stored now.
+      const claimed = await this.repository.claim(this.dataSource, scopeOf(auth), { id: row.id, leaseSeconds: this.leaseSeconds });
+      const outcome = claimed && (await this.run(auth, claimed, tool, input));
+      if (outcome) return outcome;
+      // Lost the claim (a concurrent confirm or cancel, the expiry, or a recovery of a claim that
+      // stalled past its lease before the tool started): decide again on what is stored now.
       row = await this.actions.findOrThrow(auth, id);
       if (row.status === 'pending') await this.actions.expireIfDue(auth, row.id);
     }
@@ -149,22 +162,25 @@ export class PendingActionConfirmService {
    * Runs the claimed action's tool. Its result is stored (`confirmed`, event `ai.action.confirmed`);
    * a throw stores `{error: {code, message}}` (`failed`, event `ai.action.failed`), except a stale
    * version found at the write itself, which hands the claim back (still pending) and answers 412.
+   * Null when the claim was lost before the tool started (it did not run).
    */
-  private async run(auth: AuthContext, claimed: PendingActionRow, tool: MutationTool, input: unknown): Promise<ConfirmResult> {
+  private async run(auth: AuthContext, claimed: PendingActionRow, tool: MutationTool, input: unknown): Promise<ConfirmResult | null> {
     const scope = scopeOf(auth);
+    const claim = { id: claimed.id, claimId: claimed.executionClaimId ?? '' };
+    if (!(await this.repository.markStarted(this.dataSource, scope, { ...claim, leaseSeconds: this.leaseSeconds }))) return null;
     let outcome: { status: 'confirmed' | 'failed'; executionResult: Record<string, unknown> };
     try {
-      const output = await tool.execute({ auth }, input, claimed.recordVersion);
+      const output = await this.whileLeaseRenewed(auth, claim, () => tool.execute({ auth }, input, claimed.recordVersion));
       const result = output && typeof output === 'object' && !Array.isArray(output) ? { ...output } : { value: output ?? null };
       outcome = { status: 'confirmed', executionResult: result };
     } catch (err) {
       if (isStaleVersion(err)) {
-        await this.repository.release(this.dataSource, scope, claimed.id);
+        await this.repository.release(this.dataSource, scope, claim);
         throw err;
       }
       outcome = { status: 'failed', executionResult: { error: this.errorOf(err, claimed) } };
     }
-    const finished = await this.repository.finish(this.dataSource, scope, { id: claimed.id, ...outcome });
+    const finished = await this.repository.finish(this.dataSource, scope, { ...claim, ...outcome });
     if (!finished) throw new Error(`pending action ${claimed.id} left executing by someone else`);
     await this.events.emit(outcome.status, [finished]);
     return {
@@ -172,6 +188,23 @@ export class PendingActionConfirmService {
       pendingAction: serializePendingAction(finished),
       mutationResult: finished.executionResult,
     };
+  }
+
+  /** Runs `work`, renewing the claim's lease every third of it, so only a dead process's claim lapses. */
+  private async whileLeaseRenewed<T>(auth: AuthContext, claim: ExecutionClaim, work: () => Promise<T>): Promise<T> {
+    const renew = () =>
+      this.repository
+        .renewLease(this.dataSource, scopeOf(auth), { ...claim, leaseSeconds: this.leaseSeconds })
+        .then((held) => {
+          if (!held) this.logger.warn({ actionId: claim.id }, 'pending action claim lost while its tool runs');
+        })
+        .catch((err: Error) => this.logger.warn({ actionId: claim.id, err: err.message }, 'pending action lease not renewed'));
+    const timer = setInterval(() => void renew(), (this.leaseSeconds * 1000) / 3);
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+    }
   }
 
   /** A domain error's own code and message; anything unexpected is logged and reported without its internals. */

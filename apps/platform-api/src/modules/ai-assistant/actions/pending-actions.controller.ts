@@ -79,7 +79,10 @@ export class PendingActionsController {
       '`confirmation_in_progress`) and answer it. The tool’s result is stored (`confirmed`, `ai.action.confirmed`); a ' +
       'tool that throws gives `failed` with `executionResult.error {code, message}` (`ai.action.failed`, `ok: false`). ' +
       'A repeated confirm of a confirmed or failed action answers the stored result without running the tool. ' +
-      '409 `expired` past `expiresAt`, 409 `invalid_status` for a cancelled action.',
+      '409 `expired` past `expiresAt`, 409 `invalid_status` for a cancelled action. A confirm whose process crashed holds ' +
+      'the action only for its lease (AI_PENDING_ACTION_LEASE_SECONDS, renewed while the tool runs): the worker then makes ' +
+      'it `pending` again when the tool never started, or `failed` with `executionResult.error.code` `interrupted` when it ' +
+      'may have run, so `confirmation_in_progress` never lasts.',
   })
   @ApiOkResponse({ type: ConfirmResultDto })
   @ApiForbiddenResponse({

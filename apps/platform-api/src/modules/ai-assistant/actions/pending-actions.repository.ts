@@ -27,6 +27,8 @@ export interface PendingActionRow {
   expiresAt: string;
   resolvedAt: string | null;
   resolvedByUserId: string | null;
+  /** The confirm that holds the action while `executing` (its claim); kept on an interrupted failure. */
+  executionClaimId: string | null;
 }
 
 interface PendingActionDbRow {
@@ -50,6 +52,7 @@ interface PendingActionDbRow {
   expires_at: string;
   resolved_at: string | null;
   resolved_by_user_id: string | null;
+  execution_claim_id: string | null;
 }
 
 export interface NewPendingAction {
@@ -71,7 +74,7 @@ export interface NewPendingAction {
 const COLUMNS = `id, tenant_id, organization_id, agent_id, tool_name, status, target_entity_type, target_record_id,
   field_diff, record_version, attachment_ids, normalized_input, session_id, created_by_user_id, idempotency_key,
   execution_result, ${isoTimestamp('created_at')} AS created_at, ${isoTimestamp('expires_at')} AS expires_at,
-  ${isoTimestamp('resolved_at')} AS resolved_at, resolved_by_user_id`;
+  ${isoTimestamp('resolved_at')} AS resolved_at, resolved_by_user_id, execution_claim_id`;
 
 function toRow(r: PendingActionDbRow): PendingActionRow {
   return {
@@ -95,8 +98,56 @@ function toRow(r: PendingActionDbRow): PendingActionRow {
     expiresAt: r.expires_at,
     resolvedAt: r.resolved_at,
     resolvedByUserId: r.resolved_by_user_id,
+    executionClaimId: r.execution_claim_id,
   };
 }
+
+/** A claim of a confirm on an action: which action, and which claim (a recovered claim matches nothing). */
+export interface ExecutionClaim {
+  id: string;
+  claimId: string;
+}
+
+/**
+ * The recovery of actions whose confirm crashed: `executing` past its lease (or, claimed before leases
+ * existed, past its expiry by a lease). Never started: back to `pending` (its expiry at least
+ * `$5` seconds away), unless the same proposal is pending again as another action; may have run (the
+ * start was committed, or unknown): `failed` with `executionResult.error.code = "interrupted"`.
+ */
+const RECOVER_INTERRUPTED_SQL = `
+  WITH due AS (
+    SELECT id, tenant_id, idempotency_key, created_at, execution_started_at, execution_claim_id
+      FROM ai_pending_actions
+     WHERE status = 'executing'
+       AND (execution_lease_until < now()
+            OR (execution_claim_id IS NULL AND expires_at < now() - make_interval(secs => $2)))
+     ORDER BY execution_lease_until NULLS FIRST
+     LIMIT $1
+       FOR UPDATE SKIP LOCKED
+  ), decided AS (
+    SELECT d.id AS action_id,
+           d.execution_claim_id IS NOT NULL AND d.execution_started_at IS NULL AS never_started,
+           d.execution_claim_id IS NOT NULL AND d.execution_started_at IS NULL
+             AND row_number() OVER (PARTITION BY d.tenant_id, d.idempotency_key ORDER BY d.created_at DESC) = 1
+             AND NOT EXISTS (SELECT 1 FROM ai_pending_actions p
+                              WHERE p.tenant_id = d.tenant_id AND p.idempotency_key = d.idempotency_key AND p.status = 'pending')
+             AS back_to_pending
+      FROM due d
+  )
+  UPDATE ai_pending_actions
+     SET status = CASE WHEN x.back_to_pending THEN 'pending' ELSE 'failed' END,
+         execution_result = CASE WHEN x.back_to_pending THEN NULL
+                                 ELSE jsonb_build_object('error', jsonb_build_object('code', 'interrupted',
+                                        'message', CASE WHEN x.never_started THEN $3 ELSE $4 END)) END,
+         resolved_at = CASE WHEN x.back_to_pending THEN NULL ELSE now() END,
+         resolved_by_user_id = CASE WHEN x.back_to_pending THEN NULL ELSE resolved_by_user_id END,
+         expires_at = CASE WHEN x.back_to_pending THEN GREATEST(expires_at, now() + make_interval(secs => $5)) ELSE expires_at END,
+         execution_claim_id = CASE WHEN x.back_to_pending THEN NULL ELSE execution_claim_id END,
+         execution_started_at = CASE WHEN x.back_to_pending THEN NULL ELSE execution_started_at END,
+         execution_lease_until = NULL
+    FROM decided x
+   WHERE ai_pending_actions.id = x.action_id AND ai_pending_actions.status = 'executing'
+  RETURNING ${COLUMNS}`;
 
 /**
  * The one writer of `ai_pending_actions`. Every move of the state machine is one conditional UPDATE
@@ -193,44 +244,95 @@ export class PendingActionsRepository {
   }
 
   /**
-   * The atomic claim: pending -> executing while not past expiry. Of two concurrent confirms exactly
-   * one gets the row back; the other gets null and reads the outcome.
+   * The atomic claim: pending -> executing while not past expiry, with a new claim id and a lease of
+   * `leaseSeconds`. Of two concurrent confirms exactly one gets the row back; the other gets null and
+   * reads the outcome.
    */
-  async claim(db: Db, scope: TenantScope, id: string): Promise<PendingActionRow | null> {
+  async claim(db: Db, scope: TenantScope, input: { id: string; leaseSeconds: number }): Promise<PendingActionRow | null> {
     const row = await queryOne<PendingActionDbRow>(
       db,
-      `UPDATE ai_pending_actions SET status = 'executing', resolved_by_user_id = $3
+      `UPDATE ai_pending_actions
+          SET status = 'executing', resolved_by_user_id = $3, execution_claim_id = gen_random_uuid(),
+              execution_lease_until = now() + make_interval(secs => $4), execution_started_at = NULL
         WHERE id = $1 AND tenant_id = $2 AND status = 'pending' AND expires_at > now()
        RETURNING ${COLUMNS}`,
-      [id, scope.tenantId, scope.userId],
+      [input.id, scope.tenantId, scope.userId, input.leaseSeconds],
     );
     return row ? toRow(row) : null;
+  }
+
+  /**
+   * Commits that the tool is about to run (from here on a crash means it may have run), renewing the
+   * lease. False when the claim is no longer held (recovered after its lease lapsed): the tool must not run.
+   */
+  async markStarted(db: Db, scope: TenantScope, input: ExecutionClaim & { leaseSeconds: number }): Promise<boolean> {
+    const n = await execute(
+      db,
+      `UPDATE ai_pending_actions SET execution_started_at = now(), execution_lease_until = now() + make_interval(secs => $4)
+        WHERE id = $1 AND tenant_id = $2 AND execution_claim_id = $3 AND status = 'executing'`,
+      [input.id, scope.tenantId, input.claimId, input.leaseSeconds],
+    );
+    return n > 0;
+  }
+
+  /** Extends the lease of a claim still held while its tool runs; false when it is not held any more. */
+  async renewLease(db: Db, scope: TenantScope, input: ExecutionClaim & { leaseSeconds: number }): Promise<boolean> {
+    const n = await execute(
+      db,
+      `UPDATE ai_pending_actions SET execution_lease_until = now() + make_interval(secs => $4)
+        WHERE id = $1 AND tenant_id = $2 AND execution_claim_id = $3 AND status = 'executing'`,
+      [input.id, scope.tenantId, input.claimId, input.leaseSeconds],
+    );
+    return n > 0;
   }
 
   /** executing -> pending: the claim is given back (the tool refused before changing anything). */
-  async release(db: Db, scope: TenantScope, id: string): Promise<void> {
+  async release(db: Db, scope: TenantScope, input: ExecutionClaim): Promise<void> {
     await execute(
       db,
-      `UPDATE ai_pending_actions SET status = 'pending', resolved_by_user_id = NULL
-        WHERE id = $1 AND tenant_id = $2 AND status = 'executing'`,
-      [id, scope.tenantId],
+      `UPDATE ai_pending_actions
+          SET status = 'pending', resolved_by_user_id = NULL, execution_claim_id = NULL, execution_lease_until = NULL,
+              execution_started_at = NULL
+        WHERE id = $1 AND tenant_id = $2 AND execution_claim_id = $3 AND status = 'executing'`,
+      [input.id, scope.tenantId, input.claimId],
     );
   }
 
-  /** executing -> confirmed or failed, with the tool's result (or error). */
+  /**
+   * executing -> confirmed or failed, with the tool's result (or error). A claim recovered as
+   * `interrupted` while its tool was still running (its process stalled past the lease) gets the
+   * tool's real outcome when it comes.
+   */
   async finish(
     db: Db,
     scope: TenantScope,
-    input: { id: string; status: 'confirmed' | 'failed'; executionResult: Record<string, unknown> },
+    input: ExecutionClaim & { status: 'confirmed' | 'failed'; executionResult: Record<string, unknown> },
   ): Promise<PendingActionRow | null> {
     const row = await queryOne<PendingActionDbRow>(
       db,
-      `UPDATE ai_pending_actions SET status = $3, execution_result = $4::jsonb, resolved_at = now()
-        WHERE id = $1 AND tenant_id = $2 AND status = 'executing'
+      `UPDATE ai_pending_actions
+          SET status = $4, execution_result = $5::jsonb, resolved_at = now(), execution_lease_until = NULL
+        WHERE id = $1 AND tenant_id = $2 AND execution_claim_id = $3
+          AND (status = 'executing' OR (status = 'failed' AND execution_result -> 'error' ->> 'code' = 'interrupted'))
        RETURNING ${COLUMNS}`,
-      [input.id, scope.tenantId, input.status, JSON.stringify(input.executionResult)],
+      [input.id, scope.tenantId, input.claimId, input.status, JSON.stringify(input.executionResult)],
     );
     return row ? toRow(row) : null;
+  }
+
+  /** The recovery job (any tenant): up to `limit` actions whose confirm crashed (RECOVER_INTERRUPTED_SQL). */
+  async recoverInterrupted(
+    db: Db,
+    input: { limit: number; legacyGraceSeconds: number; pendingGraceSeconds: number; messages: { notRun: string; mayHaveRun: string } },
+  ): Promise<PendingActionRow[]> {
+    const rows = await query<PendingActionDbRow>(db, RECOVER_INTERRUPTED_SQL, [
+      input.limit,
+      input.legacyGraceSeconds,
+      input.messages.notRun,
+      input.messages.mayHaveRun,
+      input.pendingGraceSeconds,
+    ]);
+    return rows.map(toRow);
   }
 
   /**
