@@ -83,7 +83,11 @@ export class ChatQuery {
   @Matches(MODEL_ID_PATTERN)
   model?: string;
 
-  @ApiPropertyOptional({ description: 'Base URL for this turn; must match AI_RUNTIME_BASEURL_ALLOWLIST when it is set.' })
+  @ApiPropertyOptional({
+    description:
+      'Base URL for this turn. Another than the deployment’s own must match AI_RUNTIME_BASEURL_ALLOWLIST when it is set, ' +
+      'may not name a private address in production (`baseurl_not_allowed`), and gets no key but one the tenant stored with it.',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(BASE_URL_MAX_LENGTH)
