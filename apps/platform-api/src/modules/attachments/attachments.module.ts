@@ -4,10 +4,12 @@ import { AttachmentFilesController } from './attachment-files.controller.js';
 import { AttachmentFilesService } from './attachment-files.service.js';
 import { AttachmentImagesController } from './attachment-images.controller.js';
 import { AttachmentImagesService } from './attachment-images.service.js';
+import { AttachmentVariantsRepository } from './attachment-variants.repository.js';
 import { AttachmentsController } from './attachments.controller.js';
 import { AttachmentsRepository } from './attachments.repository.js';
 import { AttachmentsService } from './attachments.service.js';
 import { ImageResizer } from './image-resizer.js';
+import { ImageVariantsService } from './image-variants.service.js';
 import { OptionalAuthGuard } from './optional-auth.guard.js';
 import { ATTACHMENT_STORAGE, type AttachmentStorage } from './storage/attachment-storage.js';
 import { AttachmentStorageModule } from './storage/attachment-storage.module.js';
@@ -36,7 +38,16 @@ const FORM_LIMITS = { files: 1, fields: 10, parts: 12, fieldSize: 4096, fieldNam
     }),
   ],
   controllers: [AttachmentsController, AttachmentFilesController, AttachmentImagesController],
-  providers: [AttachmentsService, AttachmentFilesService, AttachmentImagesService, AttachmentsRepository, ImageResizer, OptionalAuthGuard],
+  providers: [
+    AttachmentsService,
+    AttachmentFilesService,
+    AttachmentImagesService,
+    AttachmentsRepository,
+    AttachmentVariantsRepository,
+    ImageVariantsService,
+    ImageResizer,
+    OptionalAuthGuard,
+  ],
   exports: [AttachmentsRepository, AttachmentFilesService],
 })
 export class AttachmentsModule {}

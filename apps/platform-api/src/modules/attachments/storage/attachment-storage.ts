@@ -63,7 +63,7 @@ export function variantPrefix(attachmentId: string): string {
   return `resized/${attachmentId}/`;
 }
 
-/** One resized variant: `resized/<id>/<w>x<h>-<crop>` (0 for a dimension left to the aspect ratio). */
-export function variantKey(attachmentId: string, width: number, height: number, cropType: string): string {
-  return `${variantPrefix(attachmentId)}${width}x${height}-${cropType}`;
+/** One resized variant: `resized/<id>/<variant>`, the variant named by `variantName` (`<w>x<h>-<crop>`). */
+export function variantKey(attachmentId: string, variant: string): string {
+  return `${variantPrefix(attachmentId)}${variant}`;
 }
