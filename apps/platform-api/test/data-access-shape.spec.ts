@@ -41,6 +41,7 @@ const WRITERS: Record<string, string> = {
   sidebar_variants: 'modules/sidebar/sidebar.repository.ts',
   attachments: 'modules/attachments/attachments.repository.ts',
   attachment_variants: 'modules/attachments/attachment-variants.repository.ts',
+  attachment_storage_deletions: 'modules/attachments/attachment-storage-deletions.repository.ts',
 };
 
 /** Folders whose statements all live in repositories and go through service-kit's typed helpers: all but migrations. */

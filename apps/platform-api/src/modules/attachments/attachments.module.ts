@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
+import { AttachmentCleanupModule } from './attachment-cleanup.module.js';
 import { AttachmentFilesController } from './attachment-files.controller.js';
 import { AttachmentFilesService } from './attachment-files.service.js';
 import { AttachmentImagesController } from './attachment-images.controller.js';
@@ -21,11 +22,13 @@ const FORM_LIMITS = { files: 1, fields: 10, parts: 12, fieldSize: 4096, fieldNam
 /**
  * Attachments (/attachments, /attachments/file, /attachments/image): owns `attachments` and the
  * stored bytes (ATTACHMENT_STORAGE: local disk or S3). Uploads go through multer with the streaming
- * engine; no job, no queue.
+ * engine. Deletes leave the removal of stored bytes to AttachmentCleanupModule (its queue's sweep
+ * runs in the worker: AttachmentsWorkerModule).
  */
 @Module({
   imports: [
     AttachmentStorageModule,
+    AttachmentCleanupModule,
     MulterModule.registerAsync({
       imports: [AttachmentStorageModule],
       inject: [ATTACHMENT_STORAGE],

@@ -1,9 +1,10 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { systemScope } from '../../core/scope/tenant-scope.js';
+import { AttachmentStorageCleanup } from './attachment-storage-cleanup.service.js';
 import { AttachmentVariantsRepository } from './attachment-variants.repository.js';
 import type { AttachmentRow } from './attachments.repository.js';
-import { ATTACHMENT_STORAGE, type AttachmentStorage, variantKey } from './storage/attachment-storage.js';
+import { variantKey } from './storage/attachment-storage.js';
 
 /** decisions.md "Resizing limits": stored variants kept per attachment, the least recently used beyond removed. */
 export const MAX_VARIANTS_PER_ATTACHMENT = 25;
@@ -16,16 +17,15 @@ export const MAX_VARIANTS_PER_ATTACHMENT = 25;
  * can happen (it is rendered again) but a file nobody lists cannot outlive the listing. Listing and
  * eviction run in one transaction holding the attachment's row lock: concurrent renders of one
  * attachment, on any instance, see each other's rows, and the count never drifts. The evicted
- * variants' files are removed after the commit.
+ * variants' files are recorded as pending removals in that transaction and removed after the
+ * commit (retried by the worker if the storage refuses: AttachmentStorageCleanup).
  */
 @Injectable()
 export class ImageVariantsService {
-  private readonly logger = new Logger(ImageVariantsService.name);
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly variants: AttachmentVariantsRepository,
-    @Inject(ATTACHMENT_STORAGE) private readonly storage: AttachmentStorage,
+    private readonly cleanup: AttachmentStorageCleanup,
   ) {}
 
   /** Marks a variant used now; false when it is not listed. */
@@ -35,24 +35,22 @@ export class ImageVariantsService {
 
   /**
    * Lists a variant just written to storage as used now and evicts the least recently used beyond
-   * the limit. When the attachment was deleted meanwhile, the variant just written is removed again.
+   * the limit; their files are recorded for removal in the same transaction and removed after it.
+   * When the attachment was deleted meanwhile, the variant just written is removed again.
    */
   async record(row: AttachmentRow, variant: string): Promise<void> {
     const scope = systemScope(row.tenantId);
-    const evicted = await this.dataSource.transaction(async (tx) => {
+    const pending = await this.dataSource.transaction(async (tx) => {
       if (!(await this.variants.lockAttachment(tx, scope, row.id))) return null;
       await this.variants.upsert(tx, scope, { attachmentId: row.id, variant });
-      return this.variants.evictBeyond(tx, scope, { attachmentId: row.id, keep: MAX_VARIANTS_PER_ATTACHMENT });
+      const evicted = await this.variants.evictBeyond(tx, scope, { attachmentId: row.id, keep: MAX_VARIANTS_PER_ATTACHMENT });
+      return this.cleanup.enqueue(
+        tx,
+        scope,
+        evicted.map((v) => variantKey(row.id, v)),
+      );
     });
-    await this.removeFiles(row.id, evicted ?? [variant]);
-  }
-
-  private async removeFiles(attachmentId: string, variants: string[]): Promise<void> {
-    const results = await Promise.allSettled(variants.map((v) => this.storage.remove(variantKey(attachmentId, v))));
-    for (const result of results) {
-      if (result.status === 'rejected') {
-        this.logger.error({ err: result.reason as Error, attachmentId }, 'could not remove an evicted image variant');
-      }
-    }
+    if (pending) await this.cleanup.removeNow(pending);
+    else await this.cleanup.discard(scope, [variantKey(row.id, variant)]);
   }
 }

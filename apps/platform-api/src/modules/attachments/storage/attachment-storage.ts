@@ -53,14 +53,22 @@ export function assertSafeKey(key: string): void {
   }
 }
 
+/** Every original file of a tenant lives under this prefix. */
+export function objectsPrefix(tenantId: string): string {
+  return `objects/${tenantId}/`;
+}
+
 /** The original file of an attachment. */
 export function objectKey(tenantId: string, attachmentId: string): string {
-  return `objects/${tenantId}/${attachmentId}`;
+  return `${objectsPrefix(tenantId)}${attachmentId}`;
 }
+
+/** Where the variant prefixes of all attachments live. */
+export const VARIANTS_ROOT = 'resized/';
 
 /** Every resized variant of an attachment lives under this prefix. */
 export function variantPrefix(attachmentId: string): string {
-  return `resized/${attachmentId}/`;
+  return `${VARIANTS_ROOT}${attachmentId}/`;
 }
 
 /** One resized variant: `resized/<id>/<variant>`, the variant named by `variantName` (`<w>x<h>-<crop>`). */
