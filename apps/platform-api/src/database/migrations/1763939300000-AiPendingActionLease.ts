@@ -7,8 +7,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * action whose lease lapsed to `pending` when its tool never started, and to `failed` (`interrupted`)
  * when it may have run; it finds them by lease, among the few rows that are `executing`.
  */
-export class AiPendingActionLease1763933000000 implements MigrationInterface {
-  name = 'AiPendingActionLease1763933000000';
+export class AiPendingActionLease1763939300000 implements MigrationInterface {
+  name = 'AiPendingActionLease1763939300000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`

@@ -6,8 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * scan. It replaces the plain (tenant_id, created_at) index, which every other reader of the table
  * (daily rollups, session summaries) uses the same way.
  */
-export class AiUsageBudgetIndex1763932000000 implements MigrationInterface {
-  name = 'AiUsageBudgetIndex1763932000000';
+export class AiUsageBudgetIndex1763939200000 implements MigrationInterface {
+  name = 'AiUsageBudgetIndex1763939200000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(
