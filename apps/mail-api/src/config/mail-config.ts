@@ -65,6 +65,8 @@ export class MailEnv {
   @Expose() @Type(() => Number) @IsInt() @Min(10) @Max(60_000) MAIL_WEBHOOK_RETRY_BASE_MS = 1000;
   @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(3600) MAIL_WORKFLOW_SWEEP_SECONDS = 30;
   @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(1000) MAIL_WORKFLOW_CONCURRENCY = 16;
+  /** Executions of one workflow that may start per contact in 24 h, even with allowReentry; later triggers are skipped and counted. */
+  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100_000) MAIL_WORKFLOW_MAX_RUNS_PER_DAY = 20;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
@@ -134,6 +136,12 @@ export interface MailConfig {
     sweepSeconds: number;
     /** Step jobs one worker process runs at once (webhook steps wait on the network). */
     concurrency: number;
+    /**
+     * Executions of one workflow that start per contact in any 24 h, `allowReentry` or not: a workflow
+     * whose trigger its own steps keep causing (mail to a bouncing address, two workflows answering each
+     * other's `email.sent`) stops there. Later triggers are skipped, logged and counted.
+     */
+    maxRunsPerDay: number;
   };
 }
 
@@ -226,6 +234,7 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
       webhookRetryBaseMs: e.MAIL_WEBHOOK_RETRY_BASE_MS,
       sweepSeconds: e.MAIL_WORKFLOW_SWEEP_SECONDS,
       concurrency: e.MAIL_WORKFLOW_CONCURRENCY,
+      maxRunsPerDay: e.MAIL_WORKFLOW_MAX_RUNS_PER_DAY,
     },
   };
 }

@@ -111,10 +111,13 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     });
   }
 
-  /** SENT; a campaign email also records the contact's `email.sent` event, then asks for the campaign's completion. */
+  /**
+   * SENT; a campaign or workflow email also records the contact's `email.sent` event (other workflows may
+   * start from it; never its own: WorkflowTriggerService), a campaign's then asks for its completion.
+   */
   private async markSent(scope: ProjectScope, email: ClaimedEmail, providerMessageId: string): Promise<void> {
     const changed = await this.batcher.markSent(scope, { email, providerMessageId });
-    if (!email.campaignId) return;
+    if (!email.campaignId && !email.workflowId) return;
     if (changed) await this.recordEvent(scope, email, EMAIL_EVENT.sent);
     this.completeCampaign(email);
   }

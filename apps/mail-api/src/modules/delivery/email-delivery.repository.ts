@@ -19,6 +19,8 @@ export interface ClaimedEmail {
   contactId: string | null;
   /** The campaign the email belongs to (its `email.sent` event, the campaign's completion), or null. */
   campaignId: string | null;
+  /** The workflow whose execution wrote the email (its `email.sent` event), or null. */
+  workflowId: string | null;
   type: 'TRANSACTIONAL' | 'MARKETING';
   toEmail: string;
   toName: string | null;
@@ -86,10 +88,11 @@ const CLAIM = `
        SET status = 'SENDING', attempts = attempts + 1, claimed_until = now() + make_interval(secs => $3), updated_at = now()
      WHERE id = $1 AND project_id = $2
        AND (status = 'QUEUED' OR (status = 'SENDING' AND claimed_until < now()))
-    RETURNING id, project_id, send_request_id, contact_id, campaign_id, type, to_email, to_name, from_email, from_name, reply_to,
+    RETURNING id, project_id, send_request_id, contact_id, campaign_id, workflow_id, type, to_email, to_name, from_email, from_name, reply_to,
               subject, html, headers, attempts
   )
-  SELECT c.id, c.project_id AS "projectId", c.contact_id AS "contactId", c.campaign_id AS "campaignId", c.type, c.to_email AS "toEmail",
+  SELECT c.id, c.project_id AS "projectId", c.contact_id AS "contactId", c.campaign_id AS "campaignId", c.workflow_id AS "workflowId",
+         c.type, c.to_email AS "toEmail",
          c.to_name AS "toName", c.from_email AS "fromEmail", c.from_name AS "fromName", c.reply_to AS "replyTo",
          c.subject, c.html, c.headers, c.attempts, COALESCE(r.attachments, '[]'::jsonb) AS attachments,
          d.domain AS "dkimDomain", d.dkim_selector AS "dkimSelector", d.dkim_private_key AS "dkimPrivateKey",
@@ -230,19 +233,26 @@ export class EmailDeliveryRepository {
 
   /**
    * A workflow SEND_EMAIL step's email (QUEUED), in the step's transaction. One per (execution, step
-   * visit): the unique index makes a second insert of the same visit answer the first email's id.
+   * visit): the unique index makes a second insert of the same visit answer the first email's id. The
+   * email carries its workflow: its `email.*` events never start that workflow again.
    */
   async insertWorkflowEmail(
     tx: Db,
     scope: ProjectScope,
-    input: { executionId: string; stepSeq: number; fields: Omit<EmailMessageFields, 'sendRequestId' | 'headers'>; email: EmailToInsert },
+    input: {
+      workflowId: string;
+      executionId: string;
+      stepSeq: number;
+      fields: Omit<EmailMessageFields, 'sendRequestId' | 'headers'>;
+      email: EmailToInsert;
+    },
   ): Promise<string> {
     const { fields, email } = input;
     const inserted = await queryOne<{ id: string }>(
       tx,
       `INSERT INTO emails (project_id, workflow_execution_id, workflow_step_seq, contact_id, template_id, type, to_email, to_name,
-                           from_email, from_name, reply_to, subject, html)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                           from_email, from_name, reply_to, subject, html, workflow_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
        ON CONFLICT (workflow_execution_id, workflow_step_seq) WHERE workflow_execution_id IS NOT NULL DO NOTHING
        RETURNING id`,
       [
@@ -259,6 +269,7 @@ export class EmailDeliveryRepository {
         fields.replyTo,
         email.subject,
         email.html,
+        input.workflowId,
       ],
     );
     if (inserted) return inserted.id;
