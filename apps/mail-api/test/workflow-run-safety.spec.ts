@@ -8,7 +8,8 @@ import type { MailProjectCredentials, MailTrackedEvent } from '@app/contracts';
 import { listen, MetricsModule, MetricsRegistry, QueueService, WorkerRunner } from '@app/service-kit';
 import { waitFor } from '@app/service-kit/testing';
 import { createMailHttpApp } from '../src/http-setup.js';
-import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
+import { EMAIL_QUEUE, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
+import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { MailWorkflowJob, WORKFLOW_QUEUE, type MailWorkflowTriggerPayload } from '../src/modules/workflows/workflows.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { insertVerifiedDomain } from './support/delivery-fixtures.js';
@@ -55,7 +56,7 @@ describe('workflow run safety (real Postgres, Redis, SMTP sink, two API instance
         imports: [WorkerModule.forRoot(t.config), MetricsModule.forRoot({ service: 'mail-worker', queueNamePrefix: 'mail-' })],
       };
       const worker = await NestFactory.createApplicationContext(root, { logger: false });
-      await worker.get(WorkerRunner).start({ queues: [WORKFLOW_QUEUE, EMAIL_QUEUE] });
+      await worker.get(WorkerRunner).start({ queues: [WORKFLOW_QUEUE, EMAIL_QUEUE, MAINTENANCE_QUEUE] });
       workers.push(worker);
     }
   });
@@ -262,4 +263,61 @@ describe('workflow run safety (real Postgres, Redis, SMTP sink, two API instance
     const all = await executionsOf(workflow.id);
     expect(all.items.filter((e) => e.contactId !== runs.items[0].contactId)).toHaveLength(1);
   }, 90_000);
+
+  it('a workflow email is marketing (workflow) priority even from a TRANSACTIONAL template: at first enqueue and when the sweep requeues its lost job', async () => {
+    const workflow = await createWorkflow(t, key, {
+      name: 'Order follow-up',
+      eventName: 'ordered',
+      enabled: true,
+      steps: [{ id: 'mail', type: 'SEND_EMAIL', config: { templateId } }],
+    });
+    const emailQueue = queues.queue(EMAIL_QUEUE);
+    // Held in Redis, so the jobs can be read (and lost) before a worker takes them.
+    await emailQueue.pause();
+    let ids: string[];
+    try {
+      await track(t, key, 'buyer@safety.test', 'ordered');
+      await request(t.url)
+        .post('/v1/send')
+        .set(bearer(key))
+        .send({ to: 'receipt@safety.test', from: `hello@${DOMAIN}`, subject: 'Receipt', body: '<p>Receipt</p>' })
+        .expect(200);
+      const rows = await waitFor(
+        async () => {
+          const found = await db.query<{ id: string; type: string; workflow_id: string | null }[]>(
+            `SELECT id, type, workflow_id FROM emails WHERE project_id = $1 ORDER BY workflow_id NULLS LAST`,
+            [project.id],
+          );
+          return found.length === 2 ? found : null;
+        },
+        15_000,
+        'the workflow email and the sent one',
+      );
+      expect(rows.map((r) => [r.type, r.workflow_id])).toEqual([
+        ['TRANSACTIONAL', workflow.id],
+        ['TRANSACTIONAL', null],
+      ]);
+      ids = rows.map((r) => r.id);
+      const jobsOf = async () => {
+        const jobs = await Promise.all(ids.map((id) => emailQueue.getJob(id)));
+        return jobs.every(Boolean) ? jobs.map((job) => ({ priority: job!.priority, optsPriority: job!.opts.priority })) : null;
+      };
+      const expected = [
+        { priority: MailEmailPriority.Workflow, optsPriority: MailEmailPriority.Workflow },
+        { priority: MailEmailPriority.Transactional, optsPriority: MailEmailPriority.Transactional },
+      ];
+      // First enqueue: the workflow's job behind transactional mail.
+      expect(await waitFor(jobsOf, 15_000, 'both delivery jobs')).toEqual(expected);
+
+      // Redis loses both jobs; the rows are a minute old (the requeue sweep's threshold for "lost").
+      for (const id of ids) expect(await emailQueue.remove(id)).toBe(1);
+      expect(await jobsOf()).toBeNull();
+      await db.query(`UPDATE emails SET queued_at = now() - interval '2 minutes' WHERE id = ANY($1::uuid[])`, [ids]);
+      await queues.add(MAINTENANCE_QUEUE, MailMaintenanceJob.RequeueEmails, {});
+      expect(await waitFor(jobsOf, 15_000, 'the requeued delivery jobs')).toEqual(expected);
+    } finally {
+      await emailQueue.resume();
+    }
+    await sink.waitForMessages((all) => ids.every((id) => sink.messagesFor([id]).length === 1));
+  }, 60_000);
 });

@@ -73,6 +73,8 @@ export interface UnfinishedEmail {
   projectId: string;
   type: 'TRANSACTIONAL' | 'MARKETING';
   campaignId: string | null;
+  /** The workflow that wrote it (null for /v1/send and campaign mail): its priority is a workflow's. */
+  workflowId: string | null;
   /** Text, not a Date: the keyset needs Postgres's microseconds, which a JS Date would cut. */
   queuedAt: string;
 }
@@ -414,7 +416,7 @@ export class EmailDeliveryRepository {
   unfinished(db: Db, input: { after: { queuedAt: string; id: string } | null; limit: number }): Promise<UnfinishedEmail[]> {
     return query<UnfinishedEmail>(
       db,
-      `SELECT id, project_id AS "projectId", type, campaign_id AS "campaignId", queued_at::text AS "queuedAt"
+      `SELECT id, project_id AS "projectId", type, campaign_id AS "campaignId", workflow_id AS "workflowId", queued_at::text AS "queuedAt"
          FROM emails
         WHERE status IN ('QUEUED', 'SENDING')
           AND (queued_at, id) > ($1::timestamptz, $2::uuid)
