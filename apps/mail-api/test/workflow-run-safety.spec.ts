@@ -318,6 +318,6 @@ describe('workflow run safety (real Postgres, Redis, SMTP sink, two API instance
     } finally {
       await emailQueue.resume();
     }
-    await sink.waitForMessages((all) => ids.every((id) => sink.messagesFor([id]).length === 1));
+    await sink.waitForMessages(() => ids.every((id) => sink.messagesFor([id]).length === 1));
   }, 60_000);
 });
