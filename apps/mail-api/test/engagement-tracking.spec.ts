@@ -36,7 +36,8 @@ describe('engagement tracking (real Postgres, Redis, SMTP sink)', () => {
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, MAIL_PUBLIC_URL: PUBLIC_URL } });
+    // The seconds-after-delivery machine rule is off here (these tests open at once); engagement-analytics.spec tests it.
+    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, MAIL_PUBLIC_URL: PUBLIC_URL, MAIL_MACHINE_WINDOW_S: '0' } });
     db = t.app.get(DataSource);
   });
   afterEach(async () => {
