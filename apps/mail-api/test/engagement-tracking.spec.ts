@@ -133,7 +133,8 @@ describe('engagement tracking (real Postgres, Redis, SMTP sink)', () => {
     // B only clicks (images blocked): the click counts as an open too.
     expect((await request(t.url).get(linksB.clicks[1]).expect(302)).headers.location).toBe('https://shop.example/b');
 
-    expect(await stats(s)).toEqual({
+    // Machine counts (A's three quick clicks may be a burst) are engagement-analytics.spec's.
+    expect(await stats(s)).toMatchObject({
       totalRecipients: 3,
       sentCount: 3,
       deliveredCount: 3,

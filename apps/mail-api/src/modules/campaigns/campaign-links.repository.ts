@@ -11,10 +11,9 @@ export interface CampaignLinkRow {
 }
 
 /**
- * Per-link click counts of a campaign, read from `email_engagements` (written by the engagement
- * module). The inner grouping (link, recipient) follows the order of the partial index
- * email_engagements_campaign_links_idx, which also holds `machine`: Postgres answers it from the index
- * alone, without a sort.
+ * Per-link click counts of a campaign: the counters the engagement module adds to as it records
+ * clicks (`campaign_link_clicks`, one row per clicked link), so the answer costs the campaign's
+ * number of links, not its number of clicks.
  */
 @Injectable()
 export class CampaignLinksRepository {
@@ -22,15 +21,10 @@ export class CampaignLinksRepository {
   links(db: Db, scope: ProjectScope, campaignId: string): Promise<CampaignLinkRow[]> {
     return queryPrepared<CampaignLinkRow>(
       db,
-      `SELECT url, sum(clicks)::int AS clicks, count(*) FILTER (WHERE by_person)::int AS "uniqueClicks",
-              sum(machine_clicks)::int AS "machineClicks"
-         FROM (SELECT url, email_id, count(*) AS clicks, count(*) FILTER (WHERE machine) AS machine_clicks,
-                      bool_or(NOT machine) AS by_person
-                 FROM email_engagements
-                WHERE project_id = $1 AND campaign_id = $2 AND kind = 'CLICK'
-                GROUP BY url, email_id) per_recipient
-        GROUP BY url
-        ORDER BY clicks DESC, url`,
+      `SELECT url, clicks, unique_clicks AS "uniqueClicks", machine_clicks AS "machineClicks"
+         FROM campaign_link_clicks
+        WHERE project_id = $1 AND campaign_id = $2
+        ORDER BY clicks DESC, url COLLATE "C"`,
       [scope.projectId, campaignId],
     );
   }

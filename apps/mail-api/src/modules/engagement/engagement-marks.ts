@@ -1,4 +1,5 @@
 import type { EngagementEmail, EngagementMarks } from '../delivery/email-delivery.repository.js';
+import type { LinkClicks } from './email-engagements.repository.js';
 import { EMAIL_EVENT, type SystemEvent } from './engagement-events.service.js';
 import type { MachineReason } from './machine-detection.js';
 
@@ -92,4 +93,36 @@ function eventOf(email: EngagementEmail, name: string, extra: Record<string, str
   if (!email.contactId) return [];
   const data = { emailId: email.id, ...(email.campaignId ? { campaignId: email.campaignId } : {}), ...extra };
   return [{ contactId: email.contactId, name, data }];
+}
+
+/**
+ * What a batch of clicks adds to its campaigns' link counters: every click, the machine ones, and a
+ * recipient's first person's click on the link (`personClicked`: `emailId url` keys of such clicks
+ * recorded before this batch).
+ */
+export function linkClicks(
+  hits: readonly TimedHit[],
+  reasons: readonly (MachineReason | null)[],
+  emails: ReadonlyMap<string, EngagementEmail>,
+  personClicked: ReadonlySet<string>,
+): LinkClicks[] {
+  const links = new Map<string, LinkClicks>();
+  const seen = new Set(personClicked);
+  hits.forEach((hit, i) => {
+    const email = emails.get(hit.emailId);
+    if (hit.kind !== 'CLICK' || hit.url === null || !email?.campaignId) return;
+    const key = `${email.campaignId} ${hit.url}`;
+    const link =
+      links.get(key) ??
+      links
+        .set(key, { projectId: email.projectId, campaignId: email.campaignId, url: hit.url, clicks: 0, uniqueClicks: 0, machineClicks: 0 })
+        .get(key)!;
+    link.clicks += 1;
+    if (reasons[i] !== null) link.machineClicks += 1;
+    else if (!seen.has(`${email.id} ${hit.url}`)) {
+      seen.add(`${email.id} ${hit.url}`);
+      link.uniqueClicks += 1;
+    }
+  });
+  return [...links.values()];
 }

@@ -5,8 +5,8 @@ import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { CallCoalescer } from '../../core/database/call-coalescer.js';
 import { projectScope } from '../../core/scope/project-scope.js';
 import { EmailDeliveryRepository, type EngagementEmail } from '../delivery/email-delivery.repository.js';
-import { EmailEngagementsRepository } from './email-engagements.repository.js';
-import { firstMarks } from './engagement-marks.js';
+import { EmailEngagementsRepository, type EngagementRow } from './email-engagements.repository.js';
+import { firstMarks, linkClicks } from './engagement-marks.js';
 import { EngagementEventsService } from './engagement-events.service.js';
 import { classifyHits, type HitToClassify, type MachineReason } from './machine-detection.js';
 
@@ -36,9 +36,10 @@ interface Pending {
 /**
  * Records opens and clicks (the pixel and click endpoints), coalescing the hits that arrive while
  * earlier batches run into one transaction of a fixed number of statements: lock the emails, read
- * their clicks of the last second (burst rule), insert every hit with its machine flag, set the
- * emails' first opens and clicks, and record the contact events of a person's first open and click
- * (`email.opened`, `email.clicked`), with the workflows they start. Machine hits make no contact event.
+ * their clicks of the last second (burst rule) and which links their recipients clicked before,
+ * insert every hit with its machine flag, add to the campaigns' link counters, set the emails' first
+ * opens and clicks, and record the contact events of a person's first open and click (`email.opened`,
+ * `email.clicked`), with the workflows they start. Machine hits make no contact event.
  * If a batch fails, its hits are recorded one by one, so one cannot fail the others.
  */
 @Injectable()
@@ -79,9 +80,8 @@ export class EngagementRecorder {
 
   private recordMany(hits: EngagementHit[]): Promise<void> {
     return this.dataSource.transaction(async (tx) => {
-      const keys = uniqueEmails(hits);
       const readAt = performance.now();
-      const emails = new Map((await this.emails.lockForEngagement(tx, { emails: keys })).map((e) => [e.id, e]));
+      const emails = new Map((await this.emails.lockForEngagement(tx, { emails: uniqueEmails(hits) })).map((e) => [e.id, e]));
       // Each hit at the database's clock, less the time it waited for this write since it arrived.
       const timed = hits
         .filter((hit) => emails.get(hit.emailId)?.projectId === hit.projectId)
@@ -89,17 +89,11 @@ export class EngagementRecorder {
         .sort((a, b) => a.at - b.at);
       if (timed.length === 0) return;
       const reasons = await this.classify(tx, timed, emails);
-      await this.engagements.insertMany(tx, {
-        rows: timed.map((hit, i) => ({
-          projectId: hit.projectId,
-          emailId: hit.emailId,
-          campaignId: emails.get(hit.emailId)!.campaignId,
-          kind: hit.kind,
-          url: hit.url,
-          machineReason: reasons[i],
-          occurredAt: new Date(hit.at),
-        })),
+      const personClicked = await this.engagements.personClickedLinks(tx, {
+        clicks: timed.filter((hit, i) => hit.kind === 'CLICK' && reasons[i] === null).map((hit) => ({ ...hit, url: hit.url! })),
       });
+      await this.engagements.insertMany(tx, { rows: timed.map((hit, i) => rowOf(hit, reasons[i], emails.get(hit.emailId)!)) });
+      await this.engagements.addLinkClicks(tx, { links: linkClicks(timed, reasons, emails, personClicked) });
       const { marks, events } = firstMarks(timed, reasons, emails);
       await this.emails.markEngaged(tx, { marks });
       for (const [projectId, group] of events) await this.events.record(tx, projectScope(projectId), group);
@@ -119,6 +113,11 @@ export class EngagementRecorder {
     const sentAt = new Map([...emails.values()].map((e) => [e.id, e.sentAtMs]));
     return classifyHits(hits, { sentAt, priorClicks, windowMs: this.config.machineWindowSeconds * 1000 });
   }
+}
+
+function rowOf(hit: EngagementHit & { at: number }, reason: MachineReason | null, email: EngagementEmail): EngagementRow {
+  const { projectId, emailId, kind, url } = hit;
+  return { projectId, emailId, campaignId: email.campaignId, kind, url, machineReason: reason, occurredAt: new Date(hit.at) };
 }
 
 function uniqueEmails(hits: readonly { emailId: string; projectId: string }[]): { emailId: string; projectId: string }[] {
