@@ -7,6 +7,7 @@ import { NotificationsModule } from './modules/notifications/notifications.modul
 import { AuthModule } from './modules/auth/auth.module.js';
 import { MaintenanceModule } from './modules/maintenance/maintenance.module.js';
 import { AiActionsWorkerModule } from './modules/ai-assistant/actions/ai-actions-worker.module.js';
+import { AttachmentsWorkerModule } from './modules/attachments/attachments-worker.module.js';
 
 /** The worker: the same core, and the modules that hold job processors. No HTTP. */
 @Module({})
@@ -22,6 +23,7 @@ export class WorkerModule {
         AuthModule,
         NotificationsModule,
         AiActionsWorkerModule,
+        AttachmentsWorkerModule,
       ],
     };
   }

@@ -4,6 +4,7 @@ import { runWorker } from '@app/service-kit';
 import { loadPlatformConfig } from './config/platform-config.js';
 import { RecurringJobs } from './modules/maintenance/recurring-jobs.js';
 import { AiActionsSchedule } from './modules/ai-assistant/actions/pending-actions.queue.js';
+import { AttachmentsQueue } from './modules/attachments/attachments.queue.js';
 import { WorkerModule } from './worker.module.js';
 
 runWorker({
@@ -15,5 +16,6 @@ runWorker({
   afterStart: async (app) => {
     await app.get(RecurringJobs).schedule();
     await app.get(AiActionsSchedule).schedule();
+    await app.get(AttachmentsQueue).schedule();
   },
 });

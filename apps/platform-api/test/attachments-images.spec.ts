@@ -128,9 +128,9 @@ describe.each(['local', 's3'] as StorageDriverName[])('attachment images on %s s
       .toBuffer();
     expect((await sharp(sideways).metadata()).orientation).toBe(6);
     const id = await uploadImage(sideways, 'phone.jpg');
-    const res = await image(`/attachments/image/${id}?width=100&height=100&cropType=contain`).expect(200);
+    const res = await image(`/attachments/image/${id}?width=10&height=10&cropType=contain`).expect(200);
     const meta = await sharp(res.body as Buffer).metadata();
-    expect({ width: meta.width, height: meta.height }).toEqual({ width: 50, height: 100 });
+    expect({ width: meta.width, height: meta.height }).toEqual({ width: 5, height: 10 });
     expect(meta.orientation).toBeUndefined();
     expect(meta.exif).toBeUndefined();
     expect(meta.icc).toBeUndefined();

@@ -39,6 +39,9 @@ const WRITERS: Record<string, string> = {
   notification_settings: 'modules/notifications/notification-settings.repository.ts',
   sidebar_preferences: 'modules/sidebar/sidebar.repository.ts',
   sidebar_variants: 'modules/sidebar/sidebar.repository.ts',
+  attachments: 'modules/attachments/attachments.repository.ts',
+  attachment_variants: 'modules/attachments/attachment-variants.repository.ts',
+  attachment_storage_deletions: 'modules/attachments/attachment-storage-deletions.repository.ts',
 };
 
 /** Folders whose statements all live in repositories and go through service-kit's typed helpers: all but migrations. */

@@ -9,7 +9,7 @@ import { unsupportedNodeMessage } from '@app/service-kit';
 const run = promisify(execFile);
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-// Every entry point an operator starts with `node <file>` (README "Running parts alone").
+// Every entry point an operator starts with `node <file>` (docs/deploying.md "Running parts alone").
 const ENTRY_POINTS = [
   'apps/platform-api/dist/main.js',
   'apps/platform-api/dist/worker.js',

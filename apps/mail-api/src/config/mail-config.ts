@@ -1,8 +1,8 @@
-import { Expose, Transform, Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { ConfigError, defaultDataDir, devSecret, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
+import { ConfigError, defaultDataDir, devSecret, EnvVar, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
 import { PUBLIC_KEY_PATTERN, SECRET_KEY_PATTERN } from '../core/auth/project-keys.js';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
@@ -10,66 +10,157 @@ const REDIS_URL = /^rediss?:\/\//;
 const HTTP_URL = /^https?:\/\//;
 const SMTP_URL = /^smtps?:\/\//;
 
-/** Every environment variable the mail service reads, with its default (decisions.md "Operator contract"). */
+/**
+ * Every environment variable the mail service reads, with its default (decisions.md "Operator contract")
+ * and its meaning: `npm run docs:config` writes docs/configuration.md from these declarations.
+ */
 export class MailEnv {
-  @Expose() @IsIn(['development', 'production', 'test']) NODE_ENV = 'development';
-  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(65535) MAIL_PORT = 3001;
-  @Expose() @Matches(POSTGRES_URL) MAIL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/mail';
-  @Expose() @Matches(REDIS_URL) REDIS_URL = 'redis://127.0.0.1:6379';
-  @Expose() @IsString() QUEUE_PREFIX = 'bull';
-  @Expose() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
-  @Expose() @IsString() DATA_DIR = defaultDataDir();
-  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
-  /** The worker's /metrics, /healthz and /readyz port (0: a free one, logged). */
-  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(65535) MAIL_WORKER_METRICS_PORT = 9465;
-  /** Opens the queue dashboard (/admin/queues) to whoever presents it; unset: no dashboard. */
-  @Expose() @IsOptional() @MinLength(24, { message: 'must be at least 24 characters' }) MAIL_ADMIN_TOKEN?: string;
-  /** Proxies allowed to set X-Forwarded-For: a hop count or a comma list of addresses/CIDRs; unset = none. */
-  @Expose() @IsOptional() @IsString() TRUST_PROXY?: string;
+  @EnvVar('`production` requires the secrets (`MAIL_LINK_SECRET`, `MAIL_SECRETS_KEY`)')
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV = 'development';
+  @EnvVar('HTTP port') @Type(() => Number) @IsInt() @Min(0) @Max(65535) MAIL_PORT = 3001;
+  @EnvVar('created at start when missing') @Matches(POSTGRES_URL) MAIL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/mail';
+  @EnvVar('queues, caches, rate limits, pub/sub') @Matches(REDIS_URL) REDIS_URL = 'redis://127.0.0.1:6379';
+  @EnvVar('Redis key prefix of queues, caches and limits') @IsString() QUEUE_PREFIX = 'bull';
+  @EnvVar('pino level (`silent` .. `trace`)')
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+  @EnvVar('local state: dev secrets, outbox, attachments', { default: '`<repo>/.data` (else `./.data`)' })
+  @IsString()
+  DATA_DIR = defaultDataDir();
+  @EnvVar('jobs a worker process runs at once') @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
+  @EnvVar("the mail worker's `/metrics`, `/healthz` and `/readyz` port (0: a free one, logged)")
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  MAIL_WORKER_METRICS_PORT = 9465;
+  @EnvVar('opens the queue dashboard `/admin/queues` (Bearer, or the password of Basic authentication); at least 24 characters', {
+    default: 'unset (no dashboard)',
+  })
+  @IsOptional()
+  @MinLength(24, { message: 'must be at least 24 characters' })
+  MAIL_ADMIN_TOKEN?: string;
+  @EnvVar(
+    'proxies allowed to set `X-Forwarded-For`: a hop count (`1` = one load balancer / ingress in front) or a comma list of ' +
+      'proxy addresses and CIDR ranges (`10.0.0.0/8,fd00::/8`); unset, the client address is the TCP peer',
+    { default: 'unset (trust no proxy)' },
+  )
+  @IsOptional()
+  @IsString()
+  TRUST_PROXY?: string;
 
-  @Expose()
+  @EnvVar('with `MAIL_BOOTSTRAP_PUBLIC_KEY`: create project `Default` with exactly these keys at start (idempotent)')
   @IsOptional()
   @Matches(SECRET_KEY_PATTERN, { message: 'must be sk_ followed by 48 lowercase hex characters' })
   MAIL_BOOTSTRAP_SECRET_KEY?: string;
-  @Expose()
+  @EnvVar("the bootstrap project's public key (goes with `MAIL_BOOTSTRAP_SECRET_KEY`)")
   @IsOptional()
   @Matches(PUBLIC_KEY_PATTERN, { message: 'must be pk_ followed by 48 lowercase hex characters' })
   MAIL_BOOTSTRAP_PUBLIC_KEY?: string;
 
-  @Expose() @IsOptional() @Matches(SMTP_URL) MAIL_SMTP_URL?: string;
-  @Expose() @IsOptional() @IsString() MAIL_OUTBOX_DIR?: string;
-  @Expose() @IsOptional() @IsString() MAIL_DNS_SERVERS?: string;
-  @Expose() @Type(() => Number) @IsInt() @Min(1) MAIL_RATE_PER_SECOND = 14;
-  @Expose() @Matches(HTTP_URL) MAIL_PUBLIC_URL = 'http://localhost:3001';
-  @Expose() @Type(() => Number) @IsInt() @Min(1) MAIL_RATE_LIMIT_PER_MINUTE = 1000;
-  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(3600) MAIL_KEY_CACHE_TTL_SECONDS = 30;
-  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(300) MAIL_KEY_NEGATIVE_CACHE_TTL_SECONDS = 5;
-  /** Unset: the same budget as MAIL_RATE_LIMIT_PER_MINUTE, counted separately. */
-  @Expose() @IsOptional() @Type(() => Number) @IsInt() @Min(1) MAIL_PUBLIC_RATE_LIMIT_PER_MINUTE?: number;
-  @Expose() @Type(() => Number) @IsInt() @Min(1) MAIL_PUBLIC_RATE_LIMIT_PER_IP_PER_MINUTE = 120;
-  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(1000) MAIL_SEND_CONCURRENCY = 32;
-  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100) MAIL_SMTP_POOL_SIZE = 5;
-  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(3600) MAIL_SEND_LOCK_SECONDS = 30;
-  @Expose() @Type(() => Number) @IsInt() @Min(5) MAIL_DOMAIN_RECHECK_SECONDS = 600;
-  @Expose() @IsOptional() @IsString() MAIL_LINK_SECRET?: string;
-  /** Open pixel and click-redirect links in marketing emails; `false` sends them untouched. */
-  @Expose() @IsIn(['true', 'false']) MAIL_TRACKING = 'true';
-  /**
-   * Opens and clicks less than this many seconds after the email was handed to SMTP are a machine's (link
-   * scanners and proxies fetch at delivery); 0 turns the rule off.
-   */
-  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(3600) MAIL_MACHINE_WINDOW_S = 2;
-  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(3600) MAIL_CAMPAIGN_SWEEP_SECONDS = 30;
-  @Expose() @IsOptional() @IsString() MAIL_SECRETS_KEY?: string;
-  /** Workflow WEBHOOK steps may call private and loopback addresses in production (they always may elsewhere). */
-  @Expose()
+  @EnvVar('deliver through SMTP; unset: `.eml` files in `MAIL_OUTBOX_DIR`') @IsOptional() @Matches(SMTP_URL) MAIL_SMTP_URL?: string;
+  @EnvVar('where unsent messages are written', { default: '`<DATA_DIR>/outbox`' }) @IsOptional() @IsString() MAIL_OUTBOX_DIR?: string;
+  @EnvVar('comma list of `ip:port` for verification lookups', { default: 'system resolvers' })
+  @IsOptional()
+  @IsString()
+  MAIL_DNS_SERVERS?: string;
+  @EnvVar('deployment-wide sending rate') @Type(() => Number) @IsInt() @Min(1) MAIL_RATE_PER_SECOND = 14;
+  @EnvVar('base of unsubscribe and tracking links') @Matches(HTTP_URL) MAIL_PUBLIC_URL = 'http://localhost:3001';
+  @EnvVar('API requests per project per minute, shared by all instances') @Type(() => Number) @IsInt() @Min(1) MAIL_RATE_LIMIT_PER_MINUTE =
+    1000;
+  @EnvVar('how long an instance trusts a looked-up API key (0: no cache); a disabled project or rotated key stops working within it')
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  MAIL_KEY_CACHE_TTL_SECONDS = 30;
+  @EnvVar('how long an instance remembers a well-formed key of no project (0: not at all)')
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(300)
+  MAIL_KEY_NEGATIVE_CACHE_TTL_SECONDS = 5;
+  @EnvVar("public-key (`pk_`) requests per project per minute, a budget apart from the secret key's", {
+    default: '`MAIL_RATE_LIMIT_PER_MINUTE`',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  MAIL_PUBLIC_RATE_LIMIT_PER_MINUTE?: number;
+  @EnvVar('public-key requests per project per minute from one client address (IPv6: per /64)')
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  MAIL_PUBLIC_RATE_LIMIT_PER_IP_PER_MINUTE = 120;
+  @EnvVar('emails one worker process delivers at once') @Type(() => Number) @IsInt() @Min(1) @Max(1000) MAIL_SEND_CONCURRENCY = 32;
+  @EnvVar('pooled SMTP connections per worker process') @Type(() => Number) @IsInt() @Min(1) @Max(100) MAIL_SMTP_POOL_SIZE = 5;
+  @EnvVar('a worker that dies mid-send gives its email back after this long')
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  MAIL_SEND_LOCK_SECONDS = 30;
+  @EnvVar('how often the worker rechecks pending domains') @Type(() => Number) @IsInt() @Min(5) MAIL_DOMAIN_RECHECK_SECONDS = 600;
+  @EnvVar('HMAC key of unsubscribe and tracking links (required in production)', { default: 'random, kept in `.data/secrets/`' })
+  @IsOptional()
+  @IsString()
+  MAIL_LINK_SECRET?: string;
+  @EnvVar('open pixel and click-redirect links in marketing emails; `false` sends them as written') @IsIn(['true', 'false']) MAIL_TRACKING =
+    'true';
+  @EnvVar(
+    'opens and clicks sooner than this many seconds after the email was handed to SMTP are marked `machine` (scanners and proxies fetch at delivery); 0 turns the rule off',
+  )
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  MAIL_MACHINE_WINDOW_S = 2;
+  @EnvVar(
+    'how often the worker re-creates lost campaign jobs from Postgres, completes finished campaigns and re-checks its recurring schedules',
+  )
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  MAIL_CAMPAIGN_SWEEP_SECONDS = 30;
+  @EnvVar(
+    '32 bytes (64 hex characters or base64): AES-256-GCM key of the DKIM private keys and webhook secrets in the database ' +
+      '(required in production; losing it makes them unreadable)',
+    { default: 'random, kept in `.data/secrets/`' },
+  )
+  @IsOptional()
+  @IsString()
+  MAIL_SECRETS_KEY?: string;
+  @EnvVar('`true` lets workflow webhooks reach private and loopback addresses in production (always allowed elsewhere)')
   @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean()
   MAIL_WEBHOOK_ALLOW_PRIVATE = false;
-  @Expose() @Type(() => Number) @IsInt() @Min(100) @Max(60_000) MAIL_WEBHOOK_TIMEOUT_MS = 10_000;
-  @Expose() @Type(() => Number) @IsInt() @Min(10) @Max(60_000) MAIL_WEBHOOK_RETRY_BASE_MS = 1000;
-  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(3600) MAIL_WORKFLOW_SWEEP_SECONDS = 30;
-  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(1000) MAIL_WORKFLOW_CONCURRENCY = 16;
+  @EnvVar('time limit of one workflow webhook request, whole exchange')
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  MAIL_WEBHOOK_TIMEOUT_MS = 10_000;
+  @EnvVar('first backoff of a failed webhook attempt, doubled for each of the 5 attempts')
+  @Type(() => Number)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  MAIL_WEBHOOK_RETRY_BASE_MS = 1000;
+  @EnvVar('how often the worker re-adds lost workflow step jobs and catches up missed starts and resumes')
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  MAIL_WORKFLOW_SWEEP_SECONDS = 30;
+  @EnvVar('workflow step jobs one worker process runs at once')
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  MAIL_WORKFLOW_CONCURRENCY = 16;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */

@@ -1,58 +1,120 @@
-import { Expose, Type } from 'class-transformer';
+import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-import { ConfigError, defaultDataDir, devSecret, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
+import { ConfigError, defaultDataDir, devSecret, EnvVar, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
 import path from 'node:path';
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
 const REDIS_URL = /^rediss?:\/\//;
 const HTTP_URL = /^https?:\/\//;
 
-/** Every environment variable the platform reads, with its default (decisions.md "Operator contract"). */
+/**
+ * Every environment variable the platform reads, with its default (decisions.md "Operator contract") and
+ * its meaning: `npm run docs:config` writes docs/configuration.md from these declarations.
+ */
 export class PlatformEnv {
-  @Expose() @IsIn(['development', 'production', 'test']) NODE_ENV = 'development';
-  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(65535) PLATFORM_PORT = 3000;
-  @Expose() @Matches(POSTGRES_URL) PLATFORM_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/platform';
-  @Expose() @Matches(REDIS_URL) REDIS_URL = 'redis://127.0.0.1:6379';
-  @Expose() @IsString() QUEUE_PREFIX = 'bull';
-  @Expose() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
-  @Expose() @IsString() DATA_DIR = defaultDataDir();
-  @Expose() @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
-  /** The worker's /metrics, /healthz and /readyz port (0: a free one, logged). */
-  @Expose() @Type(() => Number) @IsInt() @Min(0) @Max(65535) PLATFORM_WORKER_METRICS_PORT = 9464;
-  /** Proxies allowed to set X-Forwarded-For: a hop count or a comma list of addresses/CIDRs; unset = none. */
-  @Expose() @IsOptional() @IsString() TRUST_PROXY?: string;
+  @EnvVar('`production` requires the secrets (`AUTH_JWT_SECRET`, `CONSENT_INTEGRITY_SECRET`)')
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV = 'development';
+  @EnvVar('HTTP port') @Type(() => Number) @IsInt() @Min(0) @Max(65535) PLATFORM_PORT = 3000;
+  @EnvVar('created at start when missing') @Matches(POSTGRES_URL) PLATFORM_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/platform';
+  @EnvVar('queues, caches, rate limits, pub/sub') @Matches(REDIS_URL) REDIS_URL = 'redis://127.0.0.1:6379';
+  @EnvVar('Redis key prefix of queues, caches and limits') @IsString() QUEUE_PREFIX = 'bull';
+  @EnvVar('pino level (`silent` .. `trace`)')
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+  @EnvVar('local state: dev secrets, outbox, attachments', { default: '`<repo>/.data` (else `./.data`)' })
+  @IsString()
+  DATA_DIR = defaultDataDir();
+  @EnvVar('jobs a worker process runs at once') @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
+  @EnvVar("the platform worker's `/metrics`, `/healthz` and `/readyz` port (0: a free one, logged)")
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PLATFORM_WORKER_METRICS_PORT = 9464;
+  @EnvVar(
+    'proxies allowed to set `X-Forwarded-For`: a hop count (`1` = one load balancer / ingress in front) or a comma list of ' +
+      'proxy addresses and CIDR ranges (`10.0.0.0/8,fd00::/8`); unset, the client address is the TCP peer',
+    { default: 'unset (trust no proxy)' },
+  )
+  @IsOptional()
+  @IsString()
+  TRUST_PROXY?: string;
 
-  @Expose() @IsOptional() @IsString() PLATFORM_BOOTSTRAP_ADMIN_EMAIL?: string;
-  @Expose() @IsOptional() @IsString() PLATFORM_BOOTSTRAP_ADMIN_PASSWORD?: string;
+  @EnvVar(
+    'with `PLATFORM_BOOTSTRAP_ADMIN_PASSWORD`: create tenant `Default`, organization `default`, role `superadmin` and this user ' +
+      'at start (idempotent)',
+  )
+  @IsOptional()
+  @IsString()
+  PLATFORM_BOOTSTRAP_ADMIN_EMAIL?: string;
+  @EnvVar("the bootstrap user's password (goes with `PLATFORM_BOOTSTRAP_ADMIN_EMAIL`)")
+  @IsOptional()
+  @IsString()
+  PLATFORM_BOOTSTRAP_ADMIN_PASSWORD?: string;
 
-  @Expose() @Matches(HTTP_URL) PLATFORM_APP_URL = 'http://localhost:3000';
-  @Expose() @IsOptional() @IsString() PLATFORM_ALLOWED_ORIGINS?: string;
-  @Expose() @Matches(HTTP_URL) PLATFORM_MAIL_API_URL = 'http://127.0.0.1:3001';
-  @Expose() @IsOptional() @Matches(/^sk_/) PLATFORM_MAIL_API_KEY?: string;
-  @Expose() @IsString() PLATFORM_MAIL_FROM = 'no-reply@example.com';
+  @EnvVar('base of links in emails (`/reset-password`, `/setup-password`)') @Matches(HTTP_URL) PLATFORM_APP_URL = 'http://localhost:3000';
+  @EnvVar('comma list: allowed `Origin` for reset / invites, and redirect targets', { default: 'origin of `PLATFORM_APP_URL`' })
+  @IsOptional()
+  @IsString()
+  PLATFORM_ALLOWED_ORIGINS?: string;
+  @EnvVar('mail-api base URL') @Matches(HTTP_URL) PLATFORM_MAIL_API_URL = 'http://127.0.0.1:3001';
+  @EnvVar('`sk_` key; unset: account emails are written to the log') @IsOptional() @Matches(/^sk_/) PLATFORM_MAIL_API_KEY?: string;
+  @EnvVar('sender of account emails') @IsString() PLATFORM_MAIL_FROM = 'no-reply@example.com';
 
-  @Expose() @IsOptional() @IsString() AUTH_JWT_SECRET?: string;
-  @Expose() @IsOptional() @IsString() CONSENT_INTEGRITY_SECRET?: string;
+  @EnvVar('HS256 key of access tokens (required in production)', { default: 'random, kept in `.data/secrets/`' })
+  @IsOptional()
+  @IsString()
+  AUTH_JWT_SECRET?: string;
+  @EnvVar('HMAC key of consent records (required in production)', { default: 'random, kept in `.data/secrets/`' })
+  @IsOptional()
+  @IsString()
+  CONSENT_INTEGRITY_SECRET?: string;
 
-  @Expose() @IsOptional() @IsString() ATTACHMENTS_ROOT?: string;
-  @Expose() @IsIn(['local', 's3']) ATTACHMENTS_DRIVER = 'local';
-  @Expose() @IsOptional() @Matches(HTTP_URL) ATTACHMENTS_S3_ENDPOINT?: string;
-  @Expose() @IsOptional() @IsString() ATTACHMENTS_S3_BUCKET?: string;
-  @Expose() @IsString() ATTACHMENTS_S3_REGION = 'us-east-1';
-  @Expose() @IsOptional() @IsString() ATTACHMENTS_S3_ACCESS_KEY?: string;
-  @Expose() @IsOptional() @IsString() ATTACHMENTS_S3_SECRET_KEY?: string;
-  @Expose() @IsIn(['true', 'false', '1', '0']) ATTACHMENTS_S3_FORCE_PATH_STYLE = 'true';
-  @Expose() @Type(() => Number) @IsInt() @Min(1) AI_PENDING_ACTION_TTL_SECONDS = 900;
-  @Expose() @IsOptional() @IsString() AI_RUNTIME_BASEURL_ALLOWLIST?: string;
-  @Expose() @IsOptional() @IsString() AI_OPENAI_API_KEY?: string;
-  @Expose() @Matches(HTTP_URL) AI_OPENAI_BASE_URL = 'https://api.openai.com/v1';
-  @Expose() @IsOptional() @IsString() AI_ANTHROPIC_API_KEY?: string;
-  @Expose() @Matches(HTTP_URL) AI_ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
-  @Expose() @IsString() AI_DEFAULT_PROVIDER = 'openai';
-  @Expose() @IsString() AI_DEFAULT_MODEL = 'gpt-4o-mini';
-  /** Comma lists; unset = no restriction. */
-  @Expose() @IsOptional() @IsString() AI_ALLOWED_PROVIDERS?: string;
-  @Expose() @IsOptional() @IsString() AI_ALLOWED_MODELS?: string;
+  @EnvVar('attachment storage of the `local` driver', { default: '`<DATA_DIR>/attachments`' })
+  @IsOptional()
+  @IsString()
+  ATTACHMENTS_ROOT?: string;
+  @EnvVar('`local` (disk under `ATTACHMENTS_ROOT`) or `s3` (an S3-compatible bucket)') @IsIn(['local', 's3']) ATTACHMENTS_DRIVER = 'local';
+  @EnvVar('S3 endpoint URL, e.g. `http://minio:9000`', { default: 'unset (AWS)' })
+  @IsOptional()
+  @Matches(HTTP_URL)
+  ATTACHMENTS_S3_ENDPOINT?: string;
+  @EnvVar('bucket of the `s3` driver (required with it)') @IsOptional() @IsString() ATTACHMENTS_S3_BUCKET?: string;
+  @EnvVar('S3 region') @IsString() ATTACHMENTS_S3_REGION = 'us-east-1';
+  @EnvVar('S3 access key id; with `ATTACHMENTS_S3_SECRET_KEY`, both or neither', { default: 'unset (SDK credential chain)' })
+  @IsOptional()
+  @IsString()
+  ATTACHMENTS_S3_ACCESS_KEY?: string;
+  @EnvVar('S3 secret key; with `ATTACHMENTS_S3_ACCESS_KEY`, both or neither', { default: 'unset (SDK credential chain)' })
+  @IsOptional()
+  @IsString()
+  ATTACHMENTS_S3_SECRET_KEY?: string;
+  @EnvVar('path-style URLs (`endpoint/bucket/key`), what MinIO and most S3-compatible stores need')
+  @IsIn(['true', 'false', '1', '0'])
+  ATTACHMENTS_S3_FORCE_PATH_STYLE = 'true';
+  @EnvVar('AI pending action lifetime') @Type(() => Number) @IsInt() @Min(1) AI_PENDING_ACTION_TTL_SECONDS = 900;
+  @EnvVar('comma list of allowed AI base URLs (prefixes: same origin, path by whole segments); unset: any http(s) URL')
+  @IsOptional()
+  @IsString()
+  AI_RUNTIME_BASEURL_ALLOWLIST?: string;
+  @EnvVar('key of provider `openai`; unset: not configured (400 `provider_not_configured`)')
+  @IsOptional()
+  @IsString()
+  AI_OPENAI_API_KEY?: string;
+  @EnvVar('OpenAI-compatible Chat Completions base URL') @Matches(HTTP_URL) AI_OPENAI_BASE_URL = 'https://api.openai.com/v1';
+  @EnvVar('key of provider `anthropic`') @IsOptional() @IsString() AI_ANTHROPIC_API_KEY?: string;
+  @EnvVar('Anthropic Messages API base URL') @Matches(HTTP_URL) AI_ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
+  @EnvVar('provider used unless an agent, the tenant settings or a request choose otherwise') @IsString() AI_DEFAULT_PROVIDER = 'openai';
+  @EnvVar('model used unless an agent, the tenant settings or a request choose otherwise') @IsString() AI_DEFAULT_MODEL = 'gpt-4o-mini';
+  @EnvVar('comma list bounding every provider choice (settings, allowlists, chat)', { default: 'unset (no restriction)' })
+  @IsOptional()
+  @IsString()
+  AI_ALLOWED_PROVIDERS?: string;
+  @EnvVar('comma list bounding every model choice (settings, allowlists, chat)', { default: 'unset (no restriction)' })
+  @IsOptional()
+  @IsString()
+  AI_ALLOWED_MODELS?: string;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */

@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,21 +32,54 @@ export interface TestStorage {
   keys(root: string): Promise<string[]>;
   /** Bytes in files under the storage's own folder (local: the root; s3: s3rver's directory, parts of open uploads included). */
   bytesOnDisk(root: string): number;
+  /**
+   * Makes the storage refuse removals until `allowRemovals`, by a real condition: local, the given
+   * folders (relative to the root) become read-only (immutable for root, whom permissions do not
+   * stop); s3, the server goes away (connections refused), keeping its objects.
+   */
+  refuseRemovals(root: string, folders: string[]): Promise<void>;
+  allowRemovals(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Folders made read-only by refuseRemovals (local), so allowRemovals and close can undo it. */
+function readOnlyFolders() {
+  const held = new Set<string>();
+  const asRoot = process.getuid?.() === 0;
+  return {
+    refuse(dirs: string[]) {
+      for (const dir of dirs) {
+        if (asRoot) execFileSync('chattr', ['+i', dir]);
+        else chmodSync(dir, 0o555);
+        held.add(dir);
+      }
+    },
+    allow() {
+      for (const dir of held) {
+        if (asRoot) execFileSync('chattr', ['-i', dir]);
+        else chmodSync(dir, 0o755);
+      }
+      held.clear();
+    },
+  };
 }
 
 export async function startTestStorage(driver: StorageDriverName): Promise<TestStorage> {
   if (driver === 'local') {
+    const folders = readOnlyFolders();
     return {
       driver,
       env: { ATTACHMENTS_DRIVER: 'local' },
       keys: (root) => Promise.resolve(localKeys(root)),
       bytesOnDisk: (root) => bytesUnder(root),
-      close: () => Promise.resolve(),
+      refuseRemovals: (root, dirs) => Promise.resolve(folders.refuse(dirs.map((d) => path.join(root, d)))),
+      allowRemovals: () => Promise.resolve(folders.allow()),
+      close: () => Promise.resolve(folders.allow()),
     };
   }
   const directory = mkdtempSync(path.join(os.tmpdir(), 's3rver-'));
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: BUCKET }] });
+  const options = { address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: BUCKET }] };
+  let server: S3rverServer | null = new S3rver({ ...options, port: 0 });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: CREDENTIALS });
@@ -63,9 +97,19 @@ export async function startTestStorage(driver: StorageDriverName): Promise<TestS
       return (out.Contents ?? []).map((o) => o.Key ?? '').sort();
     },
     bytesOnDisk: () => bytesUnder(directory),
+    refuseRemovals: async () => {
+      await server?.close();
+      server = null;
+    },
+    // Back on the same port, over the same directory: the objects are still there.
+    allowRemovals: async () => {
+      if (server) return;
+      server = new S3rver({ ...options, port });
+      await server.run();
+    },
     close: async () => {
       client.destroy();
-      await server.close();
+      await server?.close();
       rmSync(directory, { recursive: true, force: true });
     },
   };

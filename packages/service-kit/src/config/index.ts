@@ -1,2 +1,3 @@
 export * from './load-config.js';
 export * from './data-dir.js';
+export * from './env-variable.js';

@@ -5,3 +5,4 @@ export * from './iso-timestamp.js';
 export * from './prepared-query.js';
 export * from './query.js';
 export * from './pool-errors.js';
+export * from './database-unavailable.js';

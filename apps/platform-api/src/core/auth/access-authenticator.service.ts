@@ -4,6 +4,7 @@ import { DomainError } from '@app/service-kit';
 import { AccessCacheService, type CachedSession } from './access-cache.service.js';
 import { AccessTokenVerifier } from './access-token-verifier.js';
 import { AclResolverService } from './acl-resolver.service.js';
+import { duringAuthentication } from './auth-lookup.js';
 import { AuthContext, type ResolvedAcl } from './auth-context.js';
 import { AUTH_COOKIE, type AccessTokenClaims } from './jwt-claims.js';
 import { readCookie } from './request-cookies.js';
@@ -57,10 +58,13 @@ export class AccessAuthenticator {
     return this.loadContext(claims);
   }
 
+  /** A database failure while loading is 503, never 401 or 500 (duringAuthentication). */
   private async loadContext(claims: AccessTokenClaims): Promise<AuthContext> {
-    const session = await this.cache.liveSession(claims.sid);
+    const session = await duringAuthentication(() => this.cache.liveSession(claims.sid));
     this.checkSession(claims, session);
-    const acl = await this.cache.getAcl(claims.sub, claims.tenantId, () => this.resolver.resolve(claims.sub, claims.tenantId));
+    const acl = await duringAuthentication(() =>
+      this.cache.getAcl(claims.sub, claims.tenantId, () => this.resolver.resolve(claims.sub, claims.tenantId)),
+    );
     return this.contextFrom(claims, session, acl);
   }
 

@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ERROR_STATUS, type PlatformErrorBody } from '@app/contracts';
-import { normalizeError, type NormalizedError } from '@app/service-kit';
+import { isDatabaseUnavailable, normalizeError, type NormalizedError } from '@app/service-kit';
+import { serviceUnavailable } from './service-unavailable.js';
 
 const logger = new Logger('PlatformExceptionFilter');
 
@@ -14,7 +15,10 @@ export function sendError(host: ArgumentsHost, exception: unknown, render: (e: N
   const ctx = host.switchToHttp();
   const res = ctx.getResponse<Response>();
   const req = ctx.getRequest<Request & { id?: string }>();
-  const error = normalizeError(exception);
+  // The database unreachable is the service unavailable (503, Retry-After), wherever it surfaced.
+  const unavailable = isDatabaseUnavailable(exception);
+  if (unavailable) logger.warn({ err: (exception as Error).message, reqId: req.id, path: req.path }, 'database unavailable');
+  const error = normalizeError(unavailable ? serviceUnavailable() : exception);
   if (error.unexpected) {
     logger.error({ err: exception, reqId: req.id, path: req.path }, 'unexpected error');
   }

@@ -3,6 +3,8 @@ import { AiAssistantActions1763920000000 } from './1763920000000-AiAssistantActi
 import { AiAssistantRuntime1763910000000 } from './1763910000000-AiAssistantRuntime.js';
 import { AccessControl1763790000000 } from './1763790000000-AccessControl.js';
 import { Attachments1763900000000 } from './1763900000000-Attachments.js';
+import { AttachmentVariants1763937000000 } from './1763937000000-AttachmentVariants.js';
+import { AttachmentStorageDeletions1763938000000 } from './1763938000000-AttachmentStorageDeletions.js';
 import { AuditLogs1763810000000 } from './1763810000000-AuditLogs.js';
 import { AuditWritePath1763840000000 } from './1763840000000-AuditWritePath.js';
 import { AuthTokenSealedLink1763870000000 } from './1763870000000-AuthTokenSealedLink.js';
@@ -21,4 +23,6 @@ export const PLATFORM_MIGRATIONS = [
   Attachments1763900000000,
   AiAssistantRuntime1763910000000,
   AiAssistantActions1763920000000,
+  AttachmentVariants1763937000000,
+  AttachmentStorageDeletions1763938000000,
 ];

@@ -1,13 +1,21 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../../core/auth/auth-context.js';
+import { RateLimiterService, type RateRule } from '../../core/rate-limit/rate-limiter.service.js';
+import { systemScope } from '../../core/scope/tenant-scope.js';
 import { AttachmentFilesService, withoutBodyHeaders } from './attachment-files.service.js';
 import type { CropType } from './attachments.dto.js';
-import type { AttachmentRow } from './attachments.repository.js';
+import { AttachmentsRepository, type AttachmentRow } from './attachments.repository.js';
 import { contentDisposition, etagMatches, type ServedFile } from './file-response.js';
 import { ImageResizer } from './image-resizer.js';
+import { type ImageSize, type ImageVariant, variantFor } from './image-variant.js';
+import { ImageVariantsService } from './image-variants.service.js';
 import { RESIZABLE_TYPES } from './mime-sniffer.js';
 import { ATTACHMENT_STORAGE, type AttachmentStorage, variantKey } from './storage/attachment-storage.js';
+
+/** decisions.md "Resizing limits": renders for callers without a session, per client address, across instances. */
+export const ANONYMOUS_RENDERS_RULE: RateRule = { name: 'image-render-anonymous', points: 60, durationSeconds: 60 };
 
 export interface ImageRequest {
   width?: number;
@@ -18,31 +26,37 @@ export interface ImageRequest {
 
 /**
  * `GET /attachments/image/{id}/{slug}`: the image resized, each variant rendered once and kept in
- * storage under `resized/<id>/<w>x<h>-<crop>`. A variant's ETag derives from the source's checksum
- * and the parameters, so a revalidation is answered without touching storage. A miss renders inside
+ * storage under `resized/<id>/<w>x<h>-<crop>`. The request is first clamped to the source's size
+ * (variantFor: never upscaled; requests past the source share one variant), read from the row once
+ * the route has read it from the bytes. A variant's ETag derives from the source's checksum and the
+ * clamped variant, so a revalidation is answered without touching storage.
+ *
+ * A hit marks the variant used (for the 25-variant LRU, ImageVariantsService). A miss renders inside
  * the resizer's single flight, which first looks again (a render stored just before counts) and
- * answers before the variant is written (the write follows, still inside the flight); across
- * instances the storage's atomic writes make a rare second render of the same bytes harmless.
- * Without width and height the original is served.
+ * answers before the variant is written; the write and its listing (which evicts the least recently
+ * used beyond 25) follow inside the flight. Renders for callers without a session count against 60 a
+ * minute per client address (429 with Retry-After); hits never do. Without width and height the
+ * original is served.
  */
 @Injectable()
 export class AttachmentImagesService {
   private readonly logger = new Logger(AttachmentImagesService.name);
 
   constructor(
+    private readonly dataSource: DataSource,
     private readonly files: AttachmentFilesService,
+    private readonly attachments: AttachmentsRepository,
     private readonly resizer: ImageResizer,
+    private readonly variants: ImageVariantsService,
+    private readonly rateLimiter: RateLimiterService,
     @Inject(ATTACHMENT_STORAGE) private readonly storage: AttachmentStorage,
   ) {}
 
-  async serve(auth: AuthContext | null, id: string, request: ImageRequest): Promise<ServedFile> {
+  async serve(auth: AuthContext | null, id: string, request: ImageRequest, client: { ip: string }): Promise<ServedFile> {
     const { row, partition } = await this.files.findReadable(auth, id);
     if (!RESIZABLE_TYPES.has(row.mimeType)) throw DomainError.badRequest('attachment is not an image');
-    const width = request.width ?? 0;
-    const height = request.height ?? 0;
-    const cropType = request.cropType ?? 'cover';
-    const original = width === 0 && height === 0;
-    const etag = original ? `"${row.checksum}"` : `"${row.checksum}-${width}x${height}-${cropType}"`;
+    const variant = request.width || request.height ? variantFor(request, await this.sourceSize(row)) : null;
+    const etag = variant ? `"${row.checksum}-${variant.name}"` : `"${row.checksum}"`;
     const headers: Record<string, string> = {
       'content-type': row.mimeType,
       etag,
@@ -51,32 +65,71 @@ export class AttachmentImagesService {
       'content-disposition': contentDisposition('inline', row.fileName),
     };
     if (etagMatches(request.ifNoneMatch, etag)) return { status: 304, headers: withoutBodyHeaders(headers), body: null };
+    this.files.recordRead(auth, row, {
+      route: 'image',
+      width: variant?.width ?? 0,
+      height: variant?.height ?? 0,
+      cropType: variant?.cropType,
+    });
+    if (!variant) return this.original(row, headers);
 
-    const key = original ? row.storageKey : variantKey(row.id, width, height, cropType);
-    const stored = await this.storage.read(key);
-    this.files.recordRead(auth, row, { route: 'image', width, height, cropType });
+    const key = variantKey(row.id, variant.name);
+    const [stored, listed] = await Promise.all([this.storage.read(key), this.variants.touch(row, variant.name)]);
     if (stored) {
+      // Stored but not listed (written before the list existed): listed now, so it counts.
+      if (!listed) await this.variants.record(row, variant.name);
       headers['content-length'] = String(stored.length);
       return { status: 200, headers, body: stored.body };
     }
-    if (original) throw new DomainError('content_missing', 'attachment content is missing', { status: 500 });
+    if (!auth) await this.rateLimiter.consume([{ rule: ANONYMOUS_RENDERS_RULE, ip: client.ip }], 'too many image renders, try again later');
     const rendered = await this.resizer.once(
       key,
-      () => this.render(row, key, { width, height, cropType }),
-      (output) => this.storage.writeBuffer(key, output),
+      () => this.render(row, key, variant),
+      async (output) => {
+        await this.storage.writeBuffer(key, output);
+        await this.variants.record(row, variant.name);
+      },
     );
     headers['content-length'] = String(rendered.length);
     return { status: 200, headers, body: rendered };
   }
 
-  private async render(row: AttachmentRow, key: string, size: { width: number; height: number; cropType: CropType }): Promise<Buffer> {
+  private async original(row: AttachmentRow, headers: Record<string, string>): Promise<ServedFile> {
+    const stored = await this.storage.read(row.storageKey);
+    if (!stored) throw this.contentMissing(row);
+    headers['content-length'] = String(stored.length);
+    return { status: 200, headers, body: stored.body };
+  }
+
+  /**
+   * The source's size as displayed: from the row, else read from the bytes' header once and kept on
+   * the row. A source too large to resize is refused here (400), before anything is looked up.
+   */
+  private async sourceSize(row: AttachmentRow): Promise<ImageSize> {
+    let size = row.imageSize;
+    if (!size) {
+      size = await this.resizer.dimensions(await this.sourceInput(row));
+      await this.attachments.setImageSize(this.dataSource, systemScope(row.tenantId), { id: row.id, ...size });
+    }
+    ImageResizer.assertResizable(size);
+    return size;
+  }
+
+  private async render(row: AttachmentRow, key: string, variant: ImageVariant): Promise<Buffer> {
     const done = await this.storage.readBuffer(key);
     if (done) return done;
+    return this.resizer.resize(await this.sourceInput(row), { ...variant, mimeType: row.mimeType });
+  }
+
+  /** A local file's path (sharp opens it itself), else the bytes. */
+  private async sourceInput(row: AttachmentRow): Promise<Buffer | string> {
     const source = this.storage.localPath(row.storageKey) ?? (await this.storage.readBuffer(row.storageKey));
-    if (!source) {
-      this.logger.error({ attachmentId: row.id }, 'stored bytes of an attachment are missing');
-      throw new DomainError('content_missing', 'attachment content is missing', { status: 500 });
-    }
-    return this.resizer.resize(source, { ...size, mimeType: row.mimeType });
+    if (!source) throw this.contentMissing(row);
+    return source;
+  }
+
+  private contentMissing(row: AttachmentRow): DomainError {
+    this.logger.error({ attachmentId: row.id }, 'stored bytes of an attachment are missing');
+    return new DomainError('content_missing', 'attachment content is missing', { status: 500 });
   }
 }

@@ -1,13 +1,16 @@
 import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
+import { AttachmentCleanupModule } from './attachment-cleanup.module.js';
 import { AttachmentFilesController } from './attachment-files.controller.js';
 import { AttachmentFilesService } from './attachment-files.service.js';
 import { AttachmentImagesController } from './attachment-images.controller.js';
 import { AttachmentImagesService } from './attachment-images.service.js';
+import { AttachmentVariantsRepository } from './attachment-variants.repository.js';
 import { AttachmentsController } from './attachments.controller.js';
 import { AttachmentsRepository } from './attachments.repository.js';
 import { AttachmentsService } from './attachments.service.js';
 import { ImageResizer } from './image-resizer.js';
+import { ImageVariantsService } from './image-variants.service.js';
 import { OptionalAuthGuard } from './optional-auth.guard.js';
 import { ATTACHMENT_STORAGE, type AttachmentStorage } from './storage/attachment-storage.js';
 import { AttachmentStorageModule } from './storage/attachment-storage.module.js';
@@ -19,11 +22,13 @@ const FORM_LIMITS = { files: 1, fields: 10, parts: 12, fieldSize: 4096, fieldNam
 /**
  * Attachments (/attachments, /attachments/file, /attachments/image): owns `attachments` and the
  * stored bytes (ATTACHMENT_STORAGE: local disk or S3). Uploads go through multer with the streaming
- * engine; no job, no queue.
+ * engine. Deletes leave the removal of stored bytes to AttachmentCleanupModule (its queue's sweep
+ * runs in the worker: AttachmentsWorkerModule).
  */
 @Module({
   imports: [
     AttachmentStorageModule,
+    AttachmentCleanupModule,
     MulterModule.registerAsync({
       imports: [AttachmentStorageModule],
       inject: [ATTACHMENT_STORAGE],
@@ -36,7 +41,16 @@ const FORM_LIMITS = { files: 1, fields: 10, parts: 12, fieldSize: 4096, fieldNam
     }),
   ],
   controllers: [AttachmentsController, AttachmentFilesController, AttachmentImagesController],
-  providers: [AttachmentsService, AttachmentFilesService, AttachmentImagesService, AttachmentsRepository, ImageResizer, OptionalAuthGuard],
+  providers: [
+    AttachmentsService,
+    AttachmentFilesService,
+    AttachmentImagesService,
+    AttachmentsRepository,
+    AttachmentVariantsRepository,
+    ImageVariantsService,
+    ImageResizer,
+    OptionalAuthGuard,
+  ],
   exports: [AttachmentsRepository, AttachmentFilesService],
 })
 export class AttachmentsModule {}

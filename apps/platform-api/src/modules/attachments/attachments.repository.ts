@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type Db, query, queryOne, queryPrepared } from '@app/service-kit';
+import { type Db, execute, query, queryOne, queryPrepared } from '@app/service-kit';
 import type { Snapshot } from '../../core/audit/command.js';
 import type { TenantScope } from '../../core/scope/tenant-scope.js';
 
@@ -16,6 +16,8 @@ export interface AttachmentRow {
   fileSize: number;
   storageKey: string;
   checksum: string;
+  /** An image's size as displayed (EXIF orientation applied); null until the image route first read it. */
+  imageSize: { width: number; height: number } | null;
   createdAt: Date;
 }
 
@@ -51,11 +53,13 @@ interface AttachmentDbRow {
   file_size: number;
   storage_key: string;
   checksum: string;
+  image_width: number | null;
+  image_height: number | null;
   created_at: Date;
 }
 
 const COLUMNS = `id, tenant_id, organization_id, partition_code, entity_id, record_id, file_name, mime_type, file_size,
-  storage_key, checksum, created_at`;
+  storage_key, checksum, image_width, image_height, created_at`;
 
 /** Rows of the scope's tenant, and of its organizations when the scope is restricted (`$2`, `$3`). */
 const IN_SCOPE = `tenant_id = $2 AND ($3::uuid[] IS NULL OR organization_id = ANY($3::uuid[]))`;
@@ -85,6 +89,7 @@ function toRow(r: AttachmentDbRow): AttachmentRow {
     fileSize: r.file_size,
     storageKey: r.storage_key,
     checksum: r.checksum,
+    imageSize: r.image_width !== null && r.image_height !== null ? { width: r.image_width, height: r.image_height } : null,
     createdAt: r.created_at,
   };
 }
@@ -159,6 +164,16 @@ export class AttachmentsRepository {
       [id, reach.tenantId, reach.organizationIds, reach.publicPartitions],
     );
     return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  /** Records an image's size as displayed, read from its bytes by the image route (the same every time). */
+  async setImageSize(db: Db, scope: TenantScope, input: { id: string; width: number; height: number }): Promise<void> {
+    await execute(db, `UPDATE attachments SET image_width = $3, image_height = $4 WHERE id = $1 AND tenant_id = $2`, [
+      input.id,
+      scope.tenantId,
+      input.width,
+      input.height,
+    ]);
   }
 
   /** The snapshot the action log keeps (ATTACHMENT_SNAPSHOT_SQL); `forUpdate` locks the row. */

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../../core/auth/auth-context.js';
@@ -8,9 +8,11 @@ import type { CommandDefinition } from '../../core/audit/command.js';
 import { PlatformEventId } from '../../core/events/event-ids.js';
 import { scopeOf } from '../../core/scope/tenant-scope.js';
 import { DEFAULT_PARTITION } from './attachment-partitions.js';
+import { AttachmentStorageCleanup } from './attachment-storage-cleanup.service.js';
+import type { PendingDeletion } from './attachment-storage-deletions.repository.js';
 import { ATTACHMENTS_PAGE_SIZE_DEFAULT, type AttachmentItemDto, type AttachmentListDto, type UploadResultDto } from './attachments.dto.js';
 import { ATTACHMENT_SNAPSHOT_SQL, AttachmentsRepository, type AttachmentRow, type NewAttachment } from './attachments.repository.js';
-import { ATTACHMENT_STORAGE, type AttachmentStorage, variantPrefix } from './storage/attachment-storage.js';
+import { variantPrefix } from './storage/attachment-storage.js';
 import type { UploadedAttachmentFile } from './storage/streaming-upload.engine.js';
 
 export const ATTACHMENT_RESOURCE = 'attachments.attachment';
@@ -34,20 +36,20 @@ export function toAttachmentItem(row: AttachmentRow): AttachmentItemDto {
 /**
  * Uploads, lists and deletes attachments. The bytes are already stored when `upload` runs (the
  * route's multer engine streamed them); the row is written by a command (action log entry, event),
- * and the stored object is removed again if that fails. A delete removes the row in its command and
- * the object and its resized variants after commit, so no row ever points at missing bytes.
+ * and the stored object is removed again if that fails. A delete removes the row in its command,
+ * which also records the object and its resized variants as pending removals (same transaction);
+ * they are removed after commit, and retried by the worker until gone if the storage refuses
+ * (AttachmentStorageCleanup). No row ever points at missing bytes, and no bytes outlive their row.
  * Neither command is undoable: the bytes of a deleted file are gone.
  */
 @Injectable()
 export class AttachmentsService {
-  private readonly logger = new Logger(AttachmentsService.name);
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly attachments: AttachmentsRepository,
     private readonly bus: CommandBus,
     private readonly accessLog: AccessLogService,
-    @Inject(ATTACHMENT_STORAGE) private readonly storage: AttachmentStorage,
+    private readonly cleanup: AttachmentStorageCleanup,
   ) {
     bus.register(this.uploadCommand, this.deleteCommand);
   }
@@ -73,7 +75,8 @@ export class AttachmentsService {
     },
   };
 
-  private readonly deleteCommand: CommandDefinition<{ id: string }, AttachmentRow> = {
+  /** Deletes the row and records, in the same transaction, the bytes it orphans (the file and its variants). */
+  private readonly deleteCommand: CommandDefinition<{ id: string }, PendingDeletion[]> = {
     ...this.commandBase,
     id: 'attachments.delete',
     label: 'Delete attachment',
@@ -81,9 +84,11 @@ export class AttachmentsService {
     event: PlatformEventId.AttachmentDeleted,
     targetId: (input) => input.id,
     execute: async (tx, auth, input) => {
-      const row = await this.attachments.delete(tx, scopeOf(auth), input.id);
+      const scope = scopeOf(auth);
+      const row = await this.attachments.delete(tx, scope, input.id);
       if (!row) throw DomainError.notFound('attachment not found');
-      return { resourceId: row.id, result: row };
+      const pending = await this.cleanup.enqueue(tx, scope, [row.storageKey, variantPrefix(row.id)]);
+      return { resourceId: row.id, result: pending };
     },
   };
 
@@ -130,25 +135,16 @@ export class AttachmentsService {
       });
       return { ok: true, item: toAttachmentItem(row) };
     } catch (err) {
-      await this.removeStored(file.storageKey, file.attachmentId);
+      // No row points at the stored bytes: they go (retried by the sweep if the storage refuses now).
+      await this.cleanup.discard(scopeOf(auth), [file.storageKey]);
       throw err;
     }
   }
 
   async remove(auth: AuthContext, id: string): Promise<{ ok: true }> {
-    const row = await this.bus.execute(auth, this.deleteCommand, { id });
-    await this.removeStored(row.storageKey, row.id);
+    const pending = await this.bus.execute(auth, this.deleteCommand, { id });
+    await this.cleanup.removeNow(pending);
     return { ok: true };
-  }
-
-  /** Best effort once the row is gone: a failure leaves an orphaned object (logged), never a row without bytes. */
-  private async removeStored(storageKey: string, attachmentId: string): Promise<void> {
-    const results = await Promise.allSettled([this.storage.remove(storageKey), this.storage.removePrefix(variantPrefix(attachmentId))]);
-    for (const result of results) {
-      if (result.status === 'rejected') {
-        this.logger.error({ err: result.reason as Error, attachmentId }, 'could not remove stored attachment bytes');
-      }
-    }
   }
 }
 

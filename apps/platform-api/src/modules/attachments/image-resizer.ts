@@ -11,6 +11,10 @@ import { MimeType } from './mime-sniffer.js';
  * refused before a pixel is decoded.
  */
 export const MAX_INPUT_PIXELS = 50_000_000;
+function tooManyPixels(): DomainError {
+  return DomainError.badRequest(`image is larger than ${MAX_INPUT_PIXELS} pixels and cannot be resized`);
+}
+
 /** A render stuck longer than this (pathological input) is abandoned. */
 const RENDER_TIMEOUT_SECONDS = 20;
 
@@ -76,7 +80,35 @@ export class ImageResizer implements BeforeApplicationShutdown {
 
   /** Lets the storage writes of finished renders complete before the app stops. */
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all(this.persisting);
+    await this.settled();
+  }
+
+  /** Resolves once every render started so far has been stored (or has failed to be). */
+  async settled(): Promise<void> {
+    while (this.persisting.size) await Promise.all(this.persisting);
+  }
+
+  /**
+   * The image's size as displayed (EXIF orientation applied), read from its header without decoding
+   * pixels. An image over MAX_INPUT_PIXELS is refused here already (400), a header sharp cannot read
+   * is a render failure (500), as `resize` would answer.
+   */
+  async dimensions(input: Buffer | string): Promise<{ width: number; height: number }> {
+    let size: { width: number; height: number };
+    try {
+      const meta = await sharp(input, { failOn: 'warning' }).metadata();
+      size = meta.autoOrient;
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'image header unreadable');
+      throw new DomainError('render_failed', 'image could not be rendered', { status: 500 });
+    }
+    if (!(size.width > 0 && size.height > 0)) throw new DomainError('render_failed', 'image could not be rendered', { status: 500 });
+    return size;
+  }
+
+  /** Whether the resizer would refuse the source as too large (a decompression bomb), by its size. */
+  static assertResizable(size: { width: number; height: number }): void {
+    if (size.width * size.height > MAX_INPUT_PIXELS) throw tooManyPixels();
   }
 
   /** `input`: the source's bytes, or the path of a local file holding them. */
@@ -89,15 +121,15 @@ export class ImageResizer implements BeforeApplicationShutdown {
           width: spec.width || undefined,
           height: spec.height || undefined,
           fit: spec.cropType === 'cover' ? 'cover' : 'inside',
+          // The variant is already clamped to the source (variantFor); this keeps it so if it were not.
+          withoutEnlargement: true,
         })
         .toFormat(format)
         .timeout({ seconds: RENDER_TIMEOUT_SECONDS })
         .toBuffer();
     } catch (err) {
       const message = (err as Error).message ?? '';
-      if (message.includes('pixel limit')) {
-        throw DomainError.badRequest(`image is larger than ${MAX_INPUT_PIXELS} pixels and cannot be resized`);
-      }
+      if (message.includes('pixel limit')) throw tooManyPixels();
       this.logger.warn({ err: message, mimeType: spec.mimeType }, 'image render failed');
       throw new DomainError('render_failed', 'image could not be rendered', { status: 500 });
     }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AttachmentCleanupModule } from '../attachments/attachment-cleanup.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { DirectoryLookupController } from './directory-lookup.controller.js';
 import { DirectoryLookupService } from './directory-lookup.service.js';
@@ -12,10 +13,11 @@ import { TenantsService } from './tenants.service.js';
 /**
  * Directory lookups and management (/directory/*). Owns `tenants` and `organizations`: their
  * repositories are exported for the modules that check against them or write them (the bootstrap).
- * Imports the auth module for its SessionsRepository (a tenant's deactivation ends its sessions).
+ * Imports the auth module for its SessionsRepository (a tenant's deactivation ends its sessions), and
+ * the attachments' cleanup (a tenant's delete has its stored bytes removed).
  */
 @Module({
-  imports: [AuthModule],
+  imports: [AuthModule, AttachmentCleanupModule],
   controllers: [DirectoryLookupController, TenantsController, OrganizationsController],
   providers: [DirectoryLookupService, TenantsService, TenantsRepository, OrganizationsService, OrganizationsRepository],
   exports: [TenantsRepository, OrganizationsRepository],

@@ -5,6 +5,7 @@ import { AccessCacheService } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { reachOf } from '../../core/scope/tenant-reach.js';
 import { systemScope } from '../../core/scope/tenant-scope.js';
+import { AttachmentStorageCleanup } from '../attachments/attachment-storage-cleanup.service.js';
 import { SessionsRepository } from '../auth/sessions.repository.js';
 import type { CreateTenantDto, DirectoryListQueryDto, Paged, UpdateTenantDto } from './directory.dto.js';
 import { pageOf, paged } from './paging.js';
@@ -31,6 +32,7 @@ export class TenantsService {
     private readonly tenants: TenantsRepository,
     private readonly sessions: SessionsRepository,
     private readonly cache: AccessCacheService,
+    private readonly attachmentStorage: AttachmentStorageCleanup,
   ) {}
 
   async list(auth: AuthContext, query: DirectoryListQueryDto): Promise<Paged<TenantListItem>> {
@@ -73,15 +75,21 @@ export class TenantsService {
     return { ok: true };
   }
 
-  /** Deletes an empty tenant (its organizations, roles and settings go with it). */
+  /**
+   * Deletes an empty tenant (its organizations, roles, settings and attachment rows go with it). The
+   * attachments' stored bytes are recorded for removal in the same transaction, and the worker
+   * removes them (retrying until the storage confirms: AttachmentStorageCleanup).
+   */
   async remove(auth: AuthContext, id: string): Promise<{ ok: true }> {
     if (!auth.isSuperAdmin) throw DomainError.forbidden('only super administrators may delete tenants');
     if (id === auth.tenantId) throw DomainError.badRequest('cannot delete your own tenant');
     await this.dataSource.transaction(async (tx) => {
       if (!(await this.tenants.lock(tx, id))) throw DomainError.notFound('tenant not found');
       if (await this.tenants.hasUsers(tx, id)) throw DomainError.badRequest('tenant still has users');
+      await this.attachmentStorage.enqueueTenant(tx, systemScope(id));
       await this.tenants.delete(tx, id);
     });
+    await this.attachmentStorage.kick();
     return { ok: true };
   }
 }

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
+import { duringAuthentication } from '../../../core/auth/auth-lookup.js';
 import { scopeOf } from '../../../core/scope/tenant-scope.js';
 import { SessionKeysRepository } from './session-keys.repository.js';
 
@@ -41,10 +42,12 @@ export class SessionKeysService {
 
   /**
    * The session id of a token the caller made and that still lives. Anything else (malformed, expired,
-   * another user's or tenant's) is the same 401 `invalid_session_token`.
+   * another user's or tenant's) is the same 401 `invalid_session_token`; a database failure is 503.
    */
   async resolve(auth: AuthContext, token: string): Promise<{ sessionId: string }> {
-    const key = TOKEN_FORMAT.test(token) ? await this.repository.findLive(this.dataSource, scopeOf(auth), hashOf(token)) : null;
+    const key = TOKEN_FORMAT.test(token)
+      ? await duringAuthentication(() => this.repository.findLive(this.dataSource, scopeOf(auth), hashOf(token)))
+      : null;
     if (!key) throw new DomainError('invalid_session_token', 'invalid or expired session token', { status: 401 });
     return { sessionId: key.id };
   }

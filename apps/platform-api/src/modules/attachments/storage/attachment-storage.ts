@@ -53,17 +53,25 @@ export function assertSafeKey(key: string): void {
   }
 }
 
+/** Every original file of a tenant lives under this prefix. */
+export function objectsPrefix(tenantId: string): string {
+  return `objects/${tenantId}/`;
+}
+
 /** The original file of an attachment. */
 export function objectKey(tenantId: string, attachmentId: string): string {
-  return `objects/${tenantId}/${attachmentId}`;
+  return `${objectsPrefix(tenantId)}${attachmentId}`;
 }
+
+/** Where the variant prefixes of all attachments live. */
+export const VARIANTS_ROOT = 'resized/';
 
 /** Every resized variant of an attachment lives under this prefix. */
 export function variantPrefix(attachmentId: string): string {
-  return `resized/${attachmentId}/`;
+  return `${VARIANTS_ROOT}${attachmentId}/`;
 }
 
-/** One resized variant: `resized/<id>/<w>x<h>-<crop>` (0 for a dimension left to the aspect ratio). */
-export function variantKey(attachmentId: string, width: number, height: number, cropType: string): string {
-  return `${variantPrefix(attachmentId)}${width}x${height}-${cropType}`;
+/** One resized variant: `resized/<id>/<variant>`, the variant named by `variantName` (`<w>x<h>-<crop>`). */
+export function variantKey(attachmentId: string, variant: string): string {
+  return `${variantPrefix(attachmentId)}${variant}`;
 }

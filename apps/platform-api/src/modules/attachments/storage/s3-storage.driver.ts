@@ -127,7 +127,10 @@ export class S3AttachmentStorage implements AttachmentStorage {
       const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
       const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
       if (keys.length) {
-        await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys, Quiet: true } }));
+        const out = await this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys, Quiet: true } }));
+        // A batch delete answers 200 even when some keys were not deleted: those are listed in Errors.
+        const failed = out.Errors ?? [];
+        if (failed.length) throw new Error(`could not delete ${failed.length} object(s) under ${prefix}: ${failed[0].Code ?? 'error'}`);
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
