@@ -155,7 +155,9 @@ async function main() {
   const projectId = await bench.startApi();
   const seedStarted = Date.now();
   const { campaignId, events } = await withClient(bench.databaseUrl, (c) => seed(c, projectId));
-  console.log(`bench: seeded ${RECIPIENTS} recipients and ${events} opens and clicks in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
+  console.log(
+    `bench: seeded ${RECIPIENTS} recipients and ${events} opens and clicks in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`,
+  );
 
   const segment = await bench.api('POST', '/segments', { name: 'Did not open', type: 'DYNAMIC', condition: notOpened(campaignId) });
   const results = {
