@@ -40,6 +40,7 @@ describe('mail config', () => {
       domainRecheckSeconds: 600,
       linkSecret: expect.stringMatching(/^[0-9a-f]{64}$/),
       tracking: true,
+      machineWindowSeconds: 2,
       campaignSweepSeconds: 30,
       secretsKey: expect.any(Buffer),
       workflows: {

@@ -110,6 +110,14 @@ export class MailEnv {
   @EnvVar('open pixel and click-redirect links in marketing emails; `false` sends them as written') @IsIn(['true', 'false']) MAIL_TRACKING =
     'true';
   @EnvVar(
+    'opens and clicks sooner than this many seconds after the email was handed to SMTP are marked `machine` (scanners and proxies fetch at delivery); 0 turns the rule off',
+  )
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  MAIL_MACHINE_WINDOW_S = 2;
+  @EnvVar(
     'how often the worker re-creates lost campaign jobs from Postgres, completes finished campaigns and re-checks its recurring schedules',
   )
   @Type(() => Number)
@@ -212,6 +220,8 @@ export interface MailConfig {
   linkSecret: string;
   /** Open pixel and click-redirect links in marketing emails (`MAIL_TRACKING`, default true). */
   tracking: boolean;
+  /** `MAIL_MACHINE_WINDOW_S`: opens and clicks sooner than this after the hand-off to SMTP are a machine's. */
+  machineWindowSeconds: number;
   /**
    * How often the worker sweeps campaigns (re-creates dispatch, batch and delivery jobs missing from
    * Redis, completes finished campaigns) and re-asserts its recurring job schedules.
@@ -320,6 +330,7 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     domainRecheckSeconds: e.MAIL_DOMAIN_RECHECK_SECONDS,
     linkSecret: e.MAIL_LINK_SECRET ?? devSecret(e.DATA_DIR, 'mail_link_secret'),
     tracking: e.MAIL_TRACKING === 'true',
+    machineWindowSeconds: e.MAIL_MACHINE_WINDOW_S,
     campaignSweepSeconds: e.MAIL_CAMPAIGN_SWEEP_SECONDS,
     secretsKey: parseSecretsKey(e.MAIL_SECRETS_KEY ?? devSecret(e.DATA_DIR, 'mail_secrets_key')),
     workflows: {
