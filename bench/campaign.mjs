@@ -8,11 +8,13 @@
 //                  of a DYNAMIC segment;
 //   delivery       bench/campaign/delivery.mjs: the default rate (within 2% of 14/s over 60 s, transactional
 //                  sends interleaved) and, with the rate lifted, campaign emails/s against the transactional
-//                  pipeline in the same run (goal >= 0.85).
+//                  pipeline in the same run (goal >= 0.85);
+//   engagement     bench/campaign/engagement.mjs: stats, /links and the `campaign.<id> notOpened` segment count of a
+//                  campaign of 100,000 recipients with 300,000 opens and clicks (targets < 200, < 200, < 500 ms p50).
 // Each part prints its figures with `met` or `MISSED` and writes its own bench/results/*.json; this script
 // collects them into bench/results/campaign.json and exits 1 when a part failed to run.
 //
-// Knobs: BENCH_CAMPAIGN_PARTS (default planning,segment-count,delivery), and each part's own (see them).
+// Knobs: BENCH_CAMPAIGN_PARTS (default planning,segment-count,delivery,engagement), and each part's own (see them).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -22,6 +24,7 @@ const PARTS = {
   planning: { script: 'bench/campaign/planning.mjs', results: 'bench/results/campaign-planning.json' },
   'segment-count': { script: 'bench/campaign/segment-count.mjs', results: 'bench/results/segment-count.json' },
   delivery: { script: 'bench/campaign/delivery.mjs', results: 'bench/results/campaign-delivery.json' },
+  engagement: { script: 'bench/campaign/engagement.mjs', results: 'bench/results/campaign-engagement.json' },
 };
 const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'results', 'campaign.json');
 

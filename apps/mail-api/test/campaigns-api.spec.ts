@@ -339,6 +339,8 @@ describe('mail /campaigns API', () => {
           deliveredCount: 0,
           openedCount: 0,
           clickedCount: 0,
+          machineOpenedCount: 0,
+          machineClickedCount: 0,
           bouncedCount: 0,
           openRate: 0,
           clickRate: 0,

@@ -40,19 +40,34 @@ describe('mail config', () => {
       domainRecheckSeconds: 600,
       linkSecret: expect.stringMatching(/^[0-9a-f]{64}$/),
       tracking: true,
+      machineWindowSeconds: 2,
       campaignSweepSeconds: 30,
       secretsKey: expect.any(Buffer),
-      workflows: { webhookAllowPrivate: false, webhookTimeoutMs: 10_000, webhookRetryBaseMs: 1000, sweepSeconds: 30, concurrency: 16 },
+      workflows: {
+        webhookAllowPrivate: false,
+        webhookTimeoutMs: 10_000,
+        webhookRetryBaseMs: 1000,
+        sweepSeconds: 30,
+        concurrency: 16,
+        maxRunsPerDay: 20,
+      },
     });
   });
 
   it('reads the workflow settings, MAIL_WEBHOOK_ALLOW_PRIVATE as true or false only', () => {
     expect(
-      loadMailConfig({ DATA_DIR: dataDir, MAIL_WEBHOOK_ALLOW_PRIVATE: 'true', MAIL_WORKFLOW_SWEEP_SECONDS: '5' }).workflows,
+      loadMailConfig({
+        DATA_DIR: dataDir,
+        MAIL_WEBHOOK_ALLOW_PRIVATE: 'true',
+        MAIL_WORKFLOW_SWEEP_SECONDS: '5',
+        MAIL_WORKFLOW_MAX_RUNS_PER_DAY: '3',
+      }).workflows,
     ).toMatchObject({
       webhookAllowPrivate: true,
       sweepSeconds: 5,
+      maxRunsPerDay: 3,
     });
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_WORKFLOW_MAX_RUNS_PER_DAY: '0' })).toThrow(/MAIL_WORKFLOW_MAX_RUNS_PER_DAY/);
     expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_WEBHOOK_ALLOW_PRIVATE: 'yes' })).toThrow(/MAIL_WEBHOOK_ALLOW_PRIVATE/);
     expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_WEBHOOK_TIMEOUT_MS: '0' })).toThrow(/MAIL_WEBHOOK_TIMEOUT_MS/);
   });

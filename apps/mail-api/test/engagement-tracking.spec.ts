@@ -36,7 +36,8 @@ describe('engagement tracking (real Postgres, Redis, SMTP sink)', () => {
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, MAIL_PUBLIC_URL: PUBLIC_URL } });
+    // The seconds-after-delivery machine rule is off here (these tests open at once); engagement-analytics.spec tests it.
+    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, MAIL_PUBLIC_URL: PUBLIC_URL, MAIL_MACHINE_WINDOW_S: '0' } });
     db = t.app.get(DataSource);
   });
   afterEach(async () => {
@@ -132,7 +133,8 @@ describe('engagement tracking (real Postgres, Redis, SMTP sink)', () => {
     // B only clicks (images blocked): the click counts as an open too.
     expect((await request(t.url).get(linksB.clicks[1]).expect(302)).headers.location).toBe('https://shop.example/b');
 
-    expect(await stats(s)).toEqual({
+    // Machine counts (A's three quick clicks may be a burst) are engagement-analytics.spec's.
+    expect(await stats(s)).toMatchObject({
       totalRecipients: 3,
       sentCount: 3,
       deliveredCount: 3,
@@ -189,6 +191,98 @@ describe('engagement tracking (real Postgres, Redis, SMTP sink)', () => {
     await request(t.url).get(links.open).expect(200);
     expect(await stats(s)).toMatchObject({ openedCount: 1, clickedCount: 0 });
     expect((await eventsOf(s.p.id)).map((e) => e.name)).toEqual(['email.opened']);
+  });
+
+  /**
+   * Postgres refuses this project's `name` events: `times` times (a sequence counts the refusals, and a
+   * sequence is not rolled back with the refused transaction), or always when `times` is null.
+   */
+  async function refuseEvents(projectId: string, name: string, times: number | null): Promise<() => Promise<void>> {
+    const tag = `refuse_${projectId.replace(/-/g, '')}`;
+    await db.query(`CREATE SEQUENCE ${tag}_seq`);
+    const refused = times === null ? 'true' : `nextval('${tag}_seq') <= ${times}`;
+    await db.query(`CREATE FUNCTION ${tag}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.name = '${name}' AND NEW.project_id = '${projectId}' AND ${refused} THEN RAISE EXCEPTION 'refused by the test'; END IF;
+      RETURN NEW; END $$`);
+    await db.query(`CREATE TRIGGER ${tag} BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION ${tag}()`);
+    return async () => {
+      await db.query(`DROP TRIGGER ${tag} ON events`);
+      await db.query(`DROP FUNCTION ${tag}()`);
+      await db.query(`DROP SEQUENCE ${tag}_seq`);
+    };
+  }
+
+  /** A project with one contact and a verified domain, and a DRAFT campaign to it. */
+  async function draftCampaign(name: string, address: string): Promise<Omit<Sent, 'byAddress'>> {
+    const p = await createProject(t, name);
+    const auth = bearer(p.secretKey);
+    await insertVerifiedDomain(db, p.id, DOMAIN);
+    await db.query(`INSERT INTO contacts (project_id, email) VALUES ($1, $2)`, [p.id, address]);
+    const created = await request(t.url)
+      .post('/campaigns')
+      .set(auth)
+      .send({ name, subject: 'News', body: BODY, from: `news@${DOMAIN}`, audienceType: 'ALL' })
+      .expect(200);
+    return { p, auth, campaign: created.body.data as MailCampaign };
+  }
+
+  async function sendAndFinish(s: Omit<Sent, 'byAddress'>): Promise<void> {
+    await request(t.url).post(`/campaigns/${s.campaign.id}/send`).set(s.auth).expect(200);
+    await waitFor(
+      async () => ((await request(t.url).get(`/campaigns/${s.campaign.id}`).set(s.auth)).body.data.status === 'SENT' ? true : null),
+      20_000,
+      'the campaign to be SENT',
+    );
+  }
+
+  const sentEvents = async (projectId: string) =>
+    (await db.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM events WHERE project_id = $1 AND name = 'email.sent'`, [projectId]))[0]
+      .n;
+
+  it('email.sent commits with its SENT: a refused event insert rolls the outcome back with it, and the retry writes both', async () => {
+    await startWorker();
+    const address = 'once@eng-sent.example.net';
+    const s = await draftCampaign('Sent atomic', address);
+    const restore = await refuseEvents(s.p.id, 'email.sent', 1);
+    try {
+      await sendAndFinish(s);
+    } finally {
+      await restore();
+    }
+    expect(await sentEvents(s.p.id)).toBe(1);
+    expect(sink.messages.filter((m) => m.envelope.to[0] === address)).toHaveLength(1);
+    expect(await stats({ ...s, byAddress: new Map() })).toMatchObject({ deliveredCount: 1 });
+  });
+
+  it('an email.sent event Postgres always refuses: the outcome is still SENT (the message is never sent twice), the event is lost', async () => {
+    await startWorker();
+    const address = 'always@eng-sent.example.net';
+    const s = await draftCampaign('Sent refused', address);
+    const restore = await refuseEvents(s.p.id, 'email.sent', null);
+    try {
+      await sendAndFinish(s);
+      expect(await sentEvents(s.p.id)).toBe(0);
+    } finally {
+      await restore();
+    }
+    const [row] = await db.query<{ status: string }[]>(`SELECT status FROM emails WHERE campaign_id = $1`, [s.campaign.id]);
+    expect(row.status).toBe('SENT');
+    expect(sink.messages.filter((m) => m.envelope.to[0] === address)).toHaveLength(1);
+  });
+
+  it('email.bounced commits with its FAILED: a refused event insert is retried with the outcome', async () => {
+    await startWorker();
+    const address = 'bounce@eng-sent.example.net';
+    const s = await draftCampaign('Bounce atomic', address);
+    const restore = await refuseEvents(s.p.id, 'email.bounced', 1);
+    sink.refuseNext(550, 1);
+    try {
+      await sendAndFinish(s);
+    } finally {
+      await restore();
+    }
+    expect((await eventsOf(s.p.id)).map((e) => [e.email, e.name])).toEqual([[address, 'email.bounced']]);
+    expect(await stats({ ...s, byAddress: new Map() })).toMatchObject({ bouncedCount: 1 });
   });
 
   it('forged, altered and swapped tokens are a 400 and count nothing: no open redirect', async () => {

@@ -47,7 +47,19 @@ describe('fuzzing every mail-api operation from its OpenAPI document (issue #19)
       .send({ email: 'fuzz@example.com', data: { plan: 'pro' } });
     const template = await request(t.url).post('/templates').set(auth).send({ name: 'fuzz', subject: 'Hi {{email}}', body: '<p>x</p>' });
     const domain = await request(t.url).post('/domains').set(auth).send({ domain: 'fuzz.example.com' });
-    knownIds.id = [contact.body.id, template.body.id, domain.body.id].filter((id): id is string => typeof id === 'string');
+    // A campaign and a workflow too: their routes with an id (stats, links, executions) then reach their handlers.
+    const campaign = await request(t.url)
+      .post('/campaigns')
+      .set(auth)
+      .send({ name: 'fuzz', subject: 'Hi', body: '<p>x</p>', from: 'news@fuzz.example.com', audienceType: 'ALL' });
+    const workflow = await request(t.url)
+      .post('/workflows')
+      .set(auth)
+      .send({ name: 'fuzz', eventName: 'fuzz', steps: [{ id: 'end', type: 'EXIT', config: {} }] });
+    knownIds.id = [contact.body.id, template.body.id, domain.body.id, campaign.body.data?.id, workflow.body.id].filter(
+      (id): id is string => typeof id === 'string',
+    );
+    expect(knownIds.id).toHaveLength(5);
   });
   afterAll(async () => {
     await t?.close();

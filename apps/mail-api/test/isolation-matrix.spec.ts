@@ -207,7 +207,8 @@ describe('project isolation matrix over every route (issue #19)', () => {
     'POST /contacts': 'creates or updates a contact of the caller project by email',
     'POST /templates': 'creates a template of the caller project',
     'POST /domains': 'adds a domain to the caller project',
-    'POST /segments': 'creates a segment of the caller project (its condition names fields, not ids)',
+    'POST /segments':
+      "creates a segment of the caller project; a campaign.<id> filter naming another project's campaign selects nobody (engagement-analytics.spec)",
     'POST /v1/track': "records an event on the caller project's contact by email",
     'POST /v1/verify': 'checks an address; reads no project data',
   };

@@ -7,8 +7,15 @@ import { groupBatch, TrackBatcher, type TrackCommand } from '../src/modules/trac
 import { bearer, createProject } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 
-function command(projectId: string, email: string, eventName: string, data?: Record<string, unknown>, subscribed?: boolean): TrackCommand {
-  return { projectId, email, subscribed, patch: parseContactData(data), eventName };
+function command(
+  projectId: string,
+  email: string,
+  eventName: string,
+  data?: Record<string, unknown>,
+  subscribed?: boolean,
+  keyKind: TrackCommand['keyKind'] = 'secret',
+): TrackCommand {
+  return { projectId, keyKind, email, subscribed, patch: parseContactData(data), eventName };
 }
 
 describe('groupBatch: calls for one email merge as if applied in order', () => {
@@ -21,10 +28,11 @@ describe('groupBatch: calls for one email merge as if applied in order', () => {
       command('p', 'a@x.com', 'e5', { a: 5, d: null }, true),
       command('p', 'a@x.com', 'e6'),
     ]);
+    const change = { subscribedIfNew: null, add: {} };
     expect(groups).toEqual([
-      { projectId: 'p', email: 'A@x.com', subscribed: true, set: { a: 5, b: 2 }, unset: ['d'] },
-      { projectId: 'p', email: 'b@x.com', subscribed: null, set: { z: 1 }, unset: [] },
-      { projectId: 'q', email: 'a@x.com', subscribed: null, set: { other: true }, unset: [] },
+      { ...change, projectId: 'p', email: 'A@x.com', subscribed: true, subscribedIfNew: false, set: { a: 5, b: 2 }, unset: ['d'] },
+      { ...change, projectId: 'p', email: 'b@x.com', subscribed: null, set: { z: 1 }, unset: [] },
+      { ...change, projectId: 'q', email: 'a@x.com', subscribed: null, set: { other: true }, unset: [] },
     ]);
     expect(events).toEqual([
       { group: 0, name: 'e1', data: { a: 1, b: 2 } },
@@ -33,6 +41,35 @@ describe('groupBatch: calls for one email merge as if applied in order', () => {
       { group: 2, name: 'e4', data: { other: true } },
       { group: 0, name: 'e5', data: { a: 5, d: null } },
       { group: 0, name: 'e6', data: {} },
+    ]);
+  });
+});
+
+describe('groupBatch: public-key calls only add keys, and give the flag only to a contact they create', () => {
+  it('a public call adds missing keys, keeps what earlier calls set, cannot delete; its flag counts only as the first call', () => {
+    const pk = (email: string, data?: Record<string, unknown>, subscribed?: boolean) =>
+      command('p', email, 'e', data, subscribed, 'public');
+    const [groups] = groupBatch([
+      pk('a@x.com', { a: 1, n: null }, false), // first call: it would create the contact unsubscribed
+      command('p', 'a@x.com', 'e', { b: 2, gone: null }),
+      pk('a@x.com', { a: 9, b: 9, gone: 3, c: 4 }, true), // a and b stay, gone was deleted so it is set, c added
+      pk('b@x.com', { x: 1 }),
+      pk('b@x.com', { x: 2 }, false), // not the first call: its flag is ignored, and x keeps the first value
+      command('p', 'c@x.com', 'e', undefined, false),
+      pk('c@x.com', { k: null }, true),
+    ]);
+    expect(groups).toEqual([
+      {
+        projectId: 'p',
+        email: 'a@x.com',
+        subscribed: null,
+        subscribedIfNew: false,
+        set: { b: 2, gone: 3 },
+        add: { a: 1, c: 4 },
+        unset: [],
+      },
+      { projectId: 'p', email: 'b@x.com', subscribed: null, subscribedIfNew: null, set: {}, add: { x: 1 }, unset: [] },
+      { projectId: 'p', email: 'c@x.com', subscribed: false, subscribedIfNew: false, set: {}, add: {}, unset: [] },
     ]);
   });
 });
@@ -93,6 +130,31 @@ describe('TrackBatcher on Postgres', () => {
       { id: rows[3].id, contact_id: new1.id, name: 'upgraded', data: { plan: 'pro', seats: 3 } },
       { id: rows[4].id, contact_id: known.id, name: 'viewed', data: { plan: 'pro' } },
     ]);
+  });
+
+  it('public-key calls in one batch neither re-subscribe nor overwrite nor delete; a secret call in it still does', async () => {
+    await request(t.url)
+      .post('/contacts')
+      .set(bearer(p.secretKey))
+      .send({ email: 'guarded@example.com', subscribed: false, data: { name: 'Ada', plan: 'pro', city: 'Rome' } })
+      .expect(201);
+    const pk = (email: string, data?: Record<string, unknown>, subscribed?: boolean) =>
+      command(p.id, email, 'seen', data, subscribed, 'public');
+    const rows = await Promise.all(
+      [
+        pk('guarded@example.com', { name: 'Mallory', plan: null, added: 1 }, true),
+        pk('pk-new@example.com', { a: 1 }, false),
+        command(p.id, 'GUARDED@example.com', 'seen', { city: null }),
+        pk('guarded@example.com', { city: 'Paris' }, true), // deleted by the secret call just before: set
+        pk('pk-new@example.com', { a: 2 }, true),
+      ].map((c) => batcher.track(c)),
+    );
+    expect(new Set(rows.map((r) => r.created_at.toISOString())).size).toBe(1); // one batch
+    expect(await contactOf('guarded@example.com')).toMatchObject({
+      subscribed: false,
+      data: { name: 'Ada', plan: 'pro', added: 1, city: 'Paris' },
+    });
+    expect(await contactOf('pk-new@example.com')).toMatchObject({ subscribed: false, data: { a: 1 } });
   });
 
   it('a call that fails does not fail the others of its batch, and leaves nothing behind', async () => {

@@ -82,7 +82,7 @@ describe('mail POST /v1/track and events', () => {
     expect(third.body.data.contact).toBe(id);
     expect(await contact(id)).toEqual(updated);
 
-    await track({ email: 'mo@example.com', event: 'resubscribed', subscribed: true }).expect(200);
+    await track({ email: 'mo@example.com', event: 'resubscribed', subscribed: true }, p.secretKey).expect(200);
     expect(await contact(id)).toMatchObject({ subscribed: true, data: { plan: 'pro' } });
 
     const events = await request(t.url).get('/events?email=Mo@Example.com').set(bearer(p.secretKey)).expect(200);

@@ -110,6 +110,14 @@ export class MailEnv {
   @EnvVar('open pixel and click-redirect links in marketing emails; `false` sends them as written') @IsIn(['true', 'false']) MAIL_TRACKING =
     'true';
   @EnvVar(
+    'opens and clicks sooner than this many seconds after the email was handed to SMTP are marked `machine` (scanners and proxies fetch at delivery); 0 turns the rule off',
+  )
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  MAIL_MACHINE_WINDOW_S = 2;
+  @EnvVar(
     'how often the worker re-creates lost campaign jobs from Postgres, completes finished campaigns and re-checks its recurring schedules',
   )
   @Type(() => Number)
@@ -153,6 +161,14 @@ export class MailEnv {
   @Min(1)
   @Max(1000)
   MAIL_WORKFLOW_CONCURRENCY = 16;
+  @EnvVar(
+    'executions of one workflow that may start per contact in 24 h, even with allowReentry; later triggers are skipped, logged and counted (mail_workflow_starts_skipped_total)',
+  )
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  MAIL_WORKFLOW_MAX_RUNS_PER_DAY = 20;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
@@ -204,6 +220,8 @@ export interface MailConfig {
   linkSecret: string;
   /** Open pixel and click-redirect links in marketing emails (`MAIL_TRACKING`, default true). */
   tracking: boolean;
+  /** `MAIL_MACHINE_WINDOW_S`: opens and clicks sooner than this after the hand-off to SMTP are a machine's. */
+  machineWindowSeconds: number;
   /**
    * How often the worker sweeps campaigns (re-creates dispatch, batch and delivery jobs missing from
    * Redis, completes finished campaigns) and re-asserts its recurring job schedules.
@@ -222,6 +240,12 @@ export interface MailConfig {
     sweepSeconds: number;
     /** Step jobs one worker process runs at once (webhook steps wait on the network). */
     concurrency: number;
+    /**
+     * Executions of one workflow that start per contact in any 24 h, `allowReentry` or not: a workflow
+     * whose trigger its own steps keep causing (mail to a bouncing address, two workflows answering each
+     * other's `email.sent`) stops there. Later triggers are skipped, logged and counted.
+     */
+    maxRunsPerDay: number;
   };
 }
 
@@ -306,6 +330,7 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     domainRecheckSeconds: e.MAIL_DOMAIN_RECHECK_SECONDS,
     linkSecret: e.MAIL_LINK_SECRET ?? devSecret(e.DATA_DIR, 'mail_link_secret'),
     tracking: e.MAIL_TRACKING === 'true',
+    machineWindowSeconds: e.MAIL_MACHINE_WINDOW_S,
     campaignSweepSeconds: e.MAIL_CAMPAIGN_SWEEP_SECONDS,
     secretsKey: parseSecretsKey(e.MAIL_SECRETS_KEY ?? devSecret(e.DATA_DIR, 'mail_secrets_key')),
     workflows: {
@@ -314,6 +339,7 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
       webhookRetryBaseMs: e.MAIL_WEBHOOK_RETRY_BASE_MS,
       sweepSeconds: e.MAIL_WORKFLOW_SWEEP_SECONDS,
       concurrency: e.MAIL_WORKFLOW_CONCURRENCY,
+      maxRunsPerDay: e.MAIL_WORKFLOW_MAX_RUNS_PER_DAY,
     },
   };
 }

@@ -5,6 +5,8 @@ import { Segments1763900000000 } from './1763900000000-Segments.js';
 import { Campaigns1763910000000 } from './1763910000000-Campaigns.js';
 import { Workflows1763920000000 } from './1763920000000-Workflows.js';
 import { ContactCounts1763930000000 } from './1763930000000-ContactCounts.js';
+import { WorkflowRunSafety1763941000000 } from './1763941000000-WorkflowRunSafety.js';
+import { EngagementAnalytics1763950000000 } from './1763950000000-EngagementAnalytics.js';
 
 /** Every migration, in order. Explicit imports: ESM builds have no glob loading. */
 export const MAIL_MIGRATIONS = [
@@ -15,4 +17,6 @@ export const MAIL_MIGRATIONS = [
   Campaigns1763910000000,
   Workflows1763920000000,
   ContactCounts1763930000000,
+  WorkflowRunSafety1763941000000,
+  EngagementAnalytics1763950000000,
 ];

@@ -25,8 +25,12 @@ export type RecipientOutcome = { seq: number; emailId: string } | { seq: number;
 export interface CampaignEmailCounts {
   delivered: number;
   bounced: number;
+  /** Recipients with a person's open / click (a click counts as an open). */
   opened: number;
   clicked: number;
+  /** Recipients with a machine's open / click. */
+  machineOpened: number;
+  machineClicked: number;
 }
 
 /**
@@ -154,17 +158,19 @@ export class CampaignRecipientsRepository {
     return rows.map((r) => r.id);
   }
 
-  /** Delivered (SENT), bounced, opened and clicked emails of the campaign: one per recipient. */
+  /** Delivered (SENT), bounced, opened and clicked (by a person; by a machine) emails of the campaign: one per recipient. */
   async emailCounts(db: Db, scope: ProjectScope, campaignId: string): Promise<CampaignEmailCounts> {
     const row = await queryOne<CampaignEmailCounts>(
       db,
       `SELECT count(*) FILTER (WHERE status = 'SENT')::int AS delivered,
               count(*) FILTER (WHERE bounced_at IS NOT NULL)::int AS bounced,
               count(*) FILTER (WHERE opened_at IS NOT NULL)::int AS opened,
-              count(*) FILTER (WHERE clicked_at IS NOT NULL)::int AS clicked
+              count(*) FILTER (WHERE clicked_at IS NOT NULL)::int AS clicked,
+              count(*) FILTER (WHERE machine_opened_at IS NOT NULL)::int AS "machineOpened",
+              count(*) FILTER (WHERE machine_clicked_at IS NOT NULL)::int AS "machineClicked"
          FROM emails WHERE campaign_id = $2 AND project_id = $1`,
       [scope.projectId, campaignId],
     );
-    return row ?? { delivered: 0, bounced: 0, opened: 0, clicked: 0 };
+    return row ?? { delivered: 0, bounced: 0, opened: 0, clicked: 0, machineOpened: 0, machineClicked: 0 };
   }
 }

@@ -19,6 +19,7 @@ import {
   type MailCampaignStats,
   type MailCampaignTestResult,
 } from './campaigns.dto.js';
+import { CampaignLinksResponse, type MailCampaignLink } from './campaign-links.dto.js';
 import { CampaignsService } from './campaigns.service.js';
 
 const INVALID_STATE = {
@@ -163,11 +164,27 @@ export class CampaignsController {
     summary: 'Campaign statistics',
     description:
       "Counts over the campaign's emails (one per recipient): sent = delivered + bounced; opened and clicked count each " +
-      'recipient once (a click counts as an open too). Rates are fractions from 0 to 1.',
+      "recipient with a person's open or click once (a click counts as an open too); opens and clicks marked `machine` " +
+      '(link scanners, image proxies, fetches at delivery, link bursts) count only in machineOpenedCount and ' +
+      'machineClickedCount. Rates are fractions from 0 to 1.',
   })
   @ApiOkResponse({ type: CampaignStatsResponse })
   @ApiMailErrors(404)
   async stats(@CurrentProject() project: ProjectContext, @Param('id') id: string): Promise<MailSuccess<MailCampaignStats>> {
     return ok(await this.campaigns.stats(project, id));
+  }
+
+  @Get(':id/links')
+  @ApiOperation({
+    summary: 'Clicks per link',
+    description:
+      "Every tracked link of the campaign's emails that was clicked, most clicked first: `clicks` every click, " +
+      "`uniqueClicks` recipients with a person's click on it, `machineClicks` the clicks marked `machine`. Another " +
+      "project's campaign is a 404.",
+  })
+  @ApiOkResponse({ type: CampaignLinksResponse })
+  @ApiMailErrors(404)
+  async links(@CurrentProject() project: ProjectContext, @Param('id') id: string): Promise<MailSuccess<{ items: MailCampaignLink[] }>> {
+    return ok(await this.campaigns.links(project, id));
   }
 }

@@ -54,6 +54,8 @@ export interface MailCampaignStats {
   deliveredCount: number;
   openedCount: number;
   clickedCount: number;
+  machineOpenedCount: number;
+  machineClickedCount: number;
   bouncedCount: number;
   openRate: number;
   clickRate: number;
@@ -224,8 +226,17 @@ class CampaignStatsDto implements MailCampaignStats {
   @ApiProperty() totalRecipients: number;
   @ApiProperty({ description: 'Emails handed to the relay: delivered plus bounced.' }) sentCount: number;
   @ApiProperty({ description: 'Emails the relay accepted (SENT).' }) deliveredCount: number;
-  @ApiProperty({ description: 'Recipients who opened (pixel loaded, or a link followed), each counted once.' }) openedCount: number;
-  @ApiProperty({ description: 'Recipients who followed a tracked link, each counted once.' }) clickedCount: number;
+  @ApiProperty({ description: "Recipients with a person's open (pixel loaded, or a link followed), each counted once." })
+  openedCount: number;
+  @ApiProperty({ description: "Recipients with a person's click on a tracked link, each counted once." }) clickedCount: number;
+  @ApiProperty({
+    description:
+      'Recipients with at least one open marked `machine` (HEAD, a listed scanner or proxy user agent, sooner than ' +
+      'MAIL_MACHINE_WINDOW_S after delivery), whether or not they also opened themselves.',
+  })
+  machineOpenedCount: number;
+  @ApiProperty({ description: 'Recipients with at least one click marked `machine` (the open rules, and link bursts).' })
+  machineClickedCount: number;
   @ApiProperty({ description: 'Emails the relay refused for good (SMTP 5xx).' }) bouncedCount: number;
   @ApiProperty({ description: 'openedCount / deliveredCount, 0 to 1 (0 when nothing was delivered).' }) openRate: number;
   @ApiProperty({ description: 'clickedCount / deliveredCount, 0 to 1.' }) clickRate: number;

@@ -4,6 +4,7 @@ import { DomainsModule } from '../domains/domains.module.js';
 import { SegmentsModule } from '../segments/segments.module.js';
 import { UnsubscribeModule } from '../unsubscribe/unsubscribe.module.js';
 import { CampaignPipeline } from './campaign-pipeline.service.js';
+import { CampaignLinksRepository } from './campaign-links.repository.js';
 import { CampaignRecipientsRepository } from './campaign-recipients.repository.js';
 import { CampaignSweep } from './campaign-sweep.service.js';
 import { CampaignsController } from './campaigns.controller.js';
@@ -24,6 +25,7 @@ import { CampaignsService } from './campaigns.service.js';
     CampaignsService,
     CampaignsRepository,
     CampaignRecipientsRepository,
+    CampaignLinksRepository,
     CampaignsQueue,
     CampaignPipeline,
     CampaignSweep,

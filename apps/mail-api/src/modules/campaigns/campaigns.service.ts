@@ -14,6 +14,8 @@ import { DomainsService } from '../domains/domains.service.js';
 import { validateCondition, type SegmentCondition } from '../segments/segment-condition.js';
 import { SegmentsService } from '../segments/segments.service.js';
 import { campaignVariables, renderCampaignEmail } from './campaign-rendering.js';
+import type { MailCampaignLink } from './campaign-links.dto.js';
+import { CampaignLinksRepository } from './campaign-links.repository.js';
 import { CampaignRecipientsRepository } from './campaign-recipients.repository.js';
 import type {
   CreateCampaignBody,
@@ -46,6 +48,7 @@ export class CampaignsService {
     private readonly dataSource: DataSource,
     private readonly campaigns: CampaignsRepository,
     private readonly recipients: CampaignRecipientsRepository,
+    private readonly campaignLinks: CampaignLinksRepository,
     private readonly segments: SegmentsService,
     private readonly emails: EmailDeliveryRepository,
     private readonly domains: DomainsService,
@@ -205,11 +208,20 @@ export class CampaignsService {
       deliveredCount: counts.delivered,
       openedCount: counts.opened,
       clickedCount: counts.clicked,
+      machineOpenedCount: counts.machineOpened,
+      machineClickedCount: counts.machineClicked,
       bouncedCount: counts.bounced,
       openRate: ratio(counts.opened, counts.delivered),
       clickRate: ratio(counts.clicked, counts.delivered),
       bounceRate: ratio(counts.bounced, sent),
     };
+  }
+
+  /** Every clicked link of the campaign (`GET /campaigns/{id}/links`), most clicked first. */
+  async links(project: ProjectContext, id: string): Promise<{ items: MailCampaignLink[] }> {
+    const scope = scopeOf(project);
+    const campaign = await this.row(this.dataSource, scope, id);
+    return { items: await this.campaignLinks.links(this.dataSource, scope, campaign.id) };
   }
 
   private async enqueueDispatch(row: CampaignRow): Promise<void> {

@@ -37,18 +37,24 @@ export function toContact(row: ContactRow): MailContact {
 /**
  * The contact upsert, one statement, safe under concurrency: the unique index on
  * (project_id, lower(email)) makes racing inserts of one email meet in ON CONFLICT, where the loser
- * updates the winner's row. `data` merges in SQL: set keys overwrite (`||`), null keys are removed (`-`).
+ * updates the winner's row (its current version, locked). `data` merges in SQL: set keys overwrite
+ * (`||`), null keys are removed (`-`).
  * Parameters: $1 project, $2 email, $3 subscribed (null: true for a new contact, unchanged otherwise),
  * $4 keys to set (jsonb), $5 keys to remove (text[]). `source` is the row to insert (track inserts it
- * only when needed).
+ * only when needed). `addOnlyData`, a jsonb expression: keys added only where the contact has none
+ * (what a public key may do, decisions.md "Workflow and tracking safety").
  */
-export function upsertContactSql(source = 'VALUES ($1::uuid, $2::text, coalesce($3::boolean, true), $4::jsonb)'): string {
+export function upsertContactSql(
+  source = 'VALUES ($1::uuid, $2::text, coalesce($3::boolean, true), $4::jsonb)',
+  options: { addOnlyData?: string } = {},
+): string {
+  const existing = options.addOnlyData ? `(${options.addOnlyData} || contacts.data)` : 'contacts.data';
   return `
   INSERT INTO contacts (project_id, email, subscribed, data)
   ${source}
   ON CONFLICT (project_id, (lower(email))) DO UPDATE
     SET subscribed = coalesce($3::boolean, contacts.subscribed),
-        data = (contacts.data || $4::jsonb) - $5::text[],
+        data = (${existing} || $4::jsonb) - $5::text[],
         updated_at = now()`;
 }
 

@@ -6,6 +6,7 @@ import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
 import { EmailDeliveryJobs } from './email-delivery.jobs.js';
 import { EmailDeliveryQueue } from './email-delivery.queue.js';
 import { EmailDeliveryRepository } from './email-delivery.repository.js';
+import { EmailOutcomeEvents } from './email-outcome-events.js';
 import { MailTransport } from './mail-transport.js';
 
 /**
@@ -21,6 +22,7 @@ import { MailTransport } from './mail-transport.js';
     EmailDeliveryQueue,
     EmailDeliveryRepository,
     EmailDeliveryBatcher,
+    EmailOutcomeEvents,
     EmailDeliveryJobs,
     MailTransport,
     CampaignsRepository,

@@ -4,6 +4,7 @@ import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { CallCoalescer } from '../../core/database/call-coalescer.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
+import { EmailOutcomeEvents, sentEvent, type OutcomeEvent } from './email-outcome-events.js';
 import { isSpacedRate } from './email-queue-options.js';
 
 /** Statements of one kind in flight at once; further calls wait and go out together in the next one. */
@@ -73,7 +74,8 @@ interface SentCall {
  * alone (EmailDeliveryRepository.claimMany / markSentMany run the same statements over many rows), but
  * the per-statement and per-commit costs, which were a third of the pipeline's CPU beyond sending the
  * message itself (bench/README.md, issue #18), are paid once per batch. A job still waits for its own
- * claim to commit before it sends, and for its own SENT to commit before it completes.
+ * claim to commit before it sends, and for its own SENT to commit before it completes. A batch's SENT
+ * commits with the `email.sent` events of its campaign emails (EmailOutcomeEvents), in one transaction.
  *
  * Only above the rates the limiter spaces in slots of a few emails (sendingLimiter): there a batch would
  * hold back claims that the limiter had spaced, and release them together as a burst at the relay;
@@ -90,6 +92,7 @@ export class EmailDeliveryBatcher {
   constructor(
     private readonly dataSource: DataSource,
     private readonly emails: EmailDeliveryRepository,
+    private readonly outcomes: EmailOutcomeEvents,
     @Inject(MAIL_CONFIG) config: MailConfig,
   ) {
     this.batching = !isSpacedRate(config.ratePerSecond);
@@ -102,7 +105,7 @@ export class EmailDeliveryBatcher {
     );
     this.sent = new StatementBatcher(
       (calls) => this.markSentMany(calls),
-      (call) => this.emails.markSent(this.dataSource, call.scope, { email: call.email, providerMessageId: call.providerMessageId }),
+      (call) => this.markSentAlone(call),
       failed('SENT'),
     );
   }
@@ -113,10 +116,15 @@ export class EmailDeliveryBatcher {
     return this.claims.run({ scope, ...input });
   }
 
-  /** EmailDeliveryRepository.markSent (outside a transaction), batched. */
+  /** EmailDeliveryRepository.markSent with the email's `email.sent` event, in one transaction; batched. */
   markSent(scope: ProjectScope, input: { email: ClaimedEmail; providerMessageId: string }): Promise<boolean> {
-    if (!this.batching) return this.emails.markSent(this.dataSource, scope, input);
+    if (!this.batching) return this.markSentAlone({ scope, ...input });
     return this.sent.run({ scope, ...input });
+  }
+
+  private markSentAlone(call: SentCall): Promise<boolean> {
+    const input = { email: call.email, providerMessageId: call.providerMessageId };
+    return this.outcomes.withEvent(call.scope, (db) => this.emails.markSent(db, call.scope, input), sentEvent(call.email));
   }
 
   private async claimMany(calls: ClaimCall[]): Promise<(ClaimedEmail | null)[]> {
@@ -138,11 +146,19 @@ export class EmailDeliveryBatcher {
     });
   }
 
-  private async markSentMany(calls: SentCall[]): Promise<boolean[]> {
-    const changed = await this.emails.markSentMany(this.dataSource, {
-      emails: calls.map((c) => ({ emailId: c.email.id, projectId: c.scope.projectId, providerMessageId: c.providerMessageId })),
+  private markSentMany(calls: SentCall[]): Promise<boolean[]> {
+    return this.dataSource.transaction(async (tx) => {
+      const changed = await this.emails.markSentMany(tx, {
+        emails: calls.map((c) => ({ emailId: c.email.id, projectId: c.scope.projectId, providerMessageId: c.providerMessageId })),
+      });
+      // Like one by one: only the first call for an email changes it (and records its event).
+      const results = calls.map((c) => changed.delete(c.email.id));
+      const events = calls.filter((_, i) => results[i]).map((c) => sentEvent(c.email));
+      await this.outcomes.record(
+        tx,
+        events.filter((e): e is OutcomeEvent => e !== null),
+      );
+      return results;
     });
-    // Like one by one: only the first call for an email changes it.
-    return calls.map((c) => changed.delete(c.email.id));
   }
 }

@@ -6,14 +6,13 @@ import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { projectScope, type ProjectScope } from '../../core/scope/project-scope.js';
 import { CampaignCompletion } from '../campaigns/campaign-completion.js';
 import { addTracking } from '../engagement/email-tracking.js';
-import { EngagementEventBatcher } from '../engagement/engagement-event-batcher.js';
-import { EMAIL_EVENT } from '../engagement/engagement-events.service.js';
 import { TrackingLinks } from '../engagement/tracking-links.js';
 import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../maintenance/maintenance.queue.js';
 import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, priorityOf, type MailEmailDeliverPayload } from './email-delivery.queue.js';
 import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
 import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
+import { bouncedEvent, EmailOutcomeEvents } from './email-outcome-events.js';
 import { buildMessage, domainOf } from './email-message.js';
 import { emailQueueWorkerOptions } from './email-queue-options.js';
 import { isPermanentFailure, MailTransport } from './mail-transport.js';
@@ -46,8 +45,8 @@ export type DeliveryOutcome = { status: 'SENT' | 'FAILED'; providerMessageId?: s
  *
  * Marketing emails carry open and click tracking (MAIL_TRACKING). A campaign email's SENT is recorded
  * with the contact's `email.sent` event, a permanent refusal with `email.bounced` (any email with a
- * contact), each right after its outcome; the outcome of a campaign's last email completes
- * the campaign. A CANCELLED email (its campaign was cancelled) is never claimed, so never sent.
+ * contact), each in its outcome's transaction (EmailOutcomeEvents); the outcome of a campaign's last
+ * email completes the campaign. A CANCELLED email (its campaign was cancelled) is never claimed, so never sent.
  */
 @Injectable()
 export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
@@ -60,7 +59,7 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     private readonly transport: MailTransport,
     private readonly links: UnsubscribeLinks,
     private readonly queue: EmailDeliveryQueue,
-    private readonly events: EngagementEventBatcher,
+    private readonly outcomes: EmailOutcomeEvents,
     private readonly tracking: TrackingLinks,
     private readonly campaigns: CampaignCompletion,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
@@ -111,35 +110,20 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     });
   }
 
-  /** SENT; a campaign email also records the contact's `email.sent` event, then asks for the campaign's completion. */
+  /** SENT, with a campaign email's `email.sent` event (EmailDeliveryBatcher), then the campaign's completion. */
   private async markSent(scope: ProjectScope, email: ClaimedEmail, providerMessageId: string): Promise<void> {
-    const changed = await this.batcher.markSent(scope, { email, providerMessageId });
-    if (!email.campaignId) return;
-    if (changed) await this.recordEvent(scope, email, EMAIL_EVENT.sent);
-    this.completeCampaign(email);
-  }
-
-  /** FAILED; a bounce (permanent SMTP refusal) of an email to a contact also records `email.bounced`. */
-  private async markFailed(scope: ProjectScope, email: ClaimedEmail, error: string, bounced: boolean): Promise<void> {
-    const changed = await this.emails.markFailed(this.dataSource, scope, { email, error, bounced });
-    if (changed && bounced) await this.recordEvent(scope, email, EMAIL_EVENT.bounced, { error: error.slice(0, 500) });
+    await this.batcher.markSent(scope, { email, providerMessageId });
     this.completeCampaign(email);
   }
 
   /**
-   * The contact's event of an outcome, recorded right after the outcome committed (only by the call
-   * that recorded the outcome, so never twice). Not in the outcome's transaction: a transaction held
-   * open while the event's consumers (workflows) read through the pool can starve a worker's pool at
-   * MAIL_SEND_CONCURRENCY above its size. A crash between the two loses the event, never the outcome.
+   * FAILED; a bounce (permanent SMTP refusal) of an email to a contact commits with its `email.bounced`
+   * event (only the call that recorded the failure writes it, so never twice).
    */
-  private async recordEvent(scope: ProjectScope, email: ClaimedEmail, name: string, extra: Record<string, string> = {}): Promise<void> {
-    if (!email.contactId) return;
-    try {
-      const data = { emailId: email.id, ...(email.campaignId ? { campaignId: email.campaignId } : {}), ...extra };
-      await this.events.record(scope.projectId, { contactId: email.contactId, name, data });
-    } catch (err) {
-      this.logger.warn({ emailId: email.id, event: name, err: (err as Error).message }, 'recording an email event failed');
-    }
+  private async markFailed(scope: ProjectScope, email: ClaimedEmail, error: string, bounced: boolean): Promise<void> {
+    const event = bounced ? bouncedEvent(email, error) : null;
+    await this.outcomes.withEvent(scope, (db) => this.emails.markFailed(db, scope, { email, error, bounced }), event);
+    this.completeCampaign(email);
   }
 
   /** A campaign becomes SENT shortly after the outcome of its last unfinished email (CampaignCompletion). */

@@ -40,10 +40,16 @@ export interface EmailToEnqueue {
   priority: number;
 }
 
-/** The priority an email row gets when its job is rebuilt from Postgres. */
-export function priorityOf(email: { type: string; campaignId: string | null }): number {
-  if (email.type === 'TRANSACTIONAL') return MailEmailPriority.Transactional;
-  return email.campaignId ? MailEmailPriority.Campaign : MailEmailPriority.Workflow;
+/**
+ * The priority an email row gets when its job is rebuilt from Postgres: the one its first enqueue gave
+ * it, from where it came. Campaign and workflow mail is marketing mail whatever its template's type (a
+ * TRANSACTIONAL template in a workflow must not let a workflow's volume overtake /v1/send); the rest
+ * (/v1/send, a campaign's one test send) is transactional.
+ */
+export function priorityOf(email: { campaignId: string | null; workflowId: string | null }): number {
+  if (email.campaignId) return MailEmailPriority.Campaign;
+  if (email.workflowId) return MailEmailPriority.Workflow;
+  return MailEmailPriority.Transactional;
 }
 
 /**

@@ -19,6 +19,8 @@ export interface ClaimedEmail {
   contactId: string | null;
   /** The campaign the email belongs to (its `email.sent` event, the campaign's completion), or null. */
   campaignId: string | null;
+  /** The workflow whose execution wrote the email (its `email.sent` event), or null. */
+  workflowId: string | null;
   type: 'TRANSACTIONAL' | 'MARKETING';
   toEmail: string;
   toName: string | null;
@@ -60,10 +62,31 @@ export interface EmailToInsert {
   html: string;
 }
 
-/** The email an open or click was recorded for. */
-export interface EngagedEmail {
+/** An email an open or click is recorded for, locked, with what it recorded before. */
+export interface EngagementEmail {
+  id: string;
+  projectId: string;
   contactId: string | null;
   campaignId: string | null;
+  /** When it was handed to SMTP (epoch ms); null: not recorded (yet). */
+  sentAtMs: number | null;
+  /** A person's open / click, a machine's open / click, recorded before. */
+  opened: boolean;
+  clicked: boolean;
+  machineOpened: boolean;
+  machineClicked: boolean;
+  /** The database's clock when the row was read (epoch ms). */
+  clockMs: number;
+}
+
+/** The first opens and clicks a batch records for one email (null: none of that kind). */
+export interface EngagementMarks {
+  emailId: string;
+  projectId: string;
+  openedAt: Date | null;
+  clickedAt: Date | null;
+  machineOpenedAt: Date | null;
+  machineClickedAt: Date | null;
 }
 
 export interface UnfinishedEmail {
@@ -71,6 +94,8 @@ export interface UnfinishedEmail {
   projectId: string;
   type: 'TRANSACTIONAL' | 'MARKETING';
   campaignId: string | null;
+  /** The workflow that wrote it (null for /v1/send and campaign mail): its priority is a workflow's. */
+  workflowId: string | null;
   /** Text, not a Date: the keyset needs Postgres's microseconds, which a JS Date would cut. */
   queuedAt: string;
 }
@@ -86,10 +111,11 @@ const CLAIM = `
        SET status = 'SENDING', attempts = attempts + 1, claimed_until = now() + make_interval(secs => $3), updated_at = now()
      WHERE id = $1 AND project_id = $2
        AND (status = 'QUEUED' OR (status = 'SENDING' AND claimed_until < now()))
-    RETURNING id, project_id, send_request_id, contact_id, campaign_id, type, to_email, to_name, from_email, from_name, reply_to,
+    RETURNING id, project_id, send_request_id, contact_id, campaign_id, workflow_id, type, to_email, to_name, from_email, from_name, reply_to,
               subject, html, headers, attempts
   )
-  SELECT c.id, c.project_id AS "projectId", c.contact_id AS "contactId", c.campaign_id AS "campaignId", c.type, c.to_email AS "toEmail",
+  SELECT c.id, c.project_id AS "projectId", c.contact_id AS "contactId", c.campaign_id AS "campaignId", c.workflow_id AS "workflowId",
+         c.type, c.to_email AS "toEmail",
          c.to_name AS "toName", c.from_email AS "fromEmail", c.from_name AS "fromName", c.reply_to AS "replyTo",
          c.subject, c.html, c.headers, c.attempts, COALESCE(r.attachments, '[]'::jsonb) AS attachments,
          d.domain AS "dkimDomain", d.dkim_selector AS "dkimSelector", d.dkim_private_key AS "dkimPrivateKey",
@@ -208,41 +234,78 @@ export class EmailDeliveryRepository {
     return rows.map((r) => r.id);
   }
 
-  /** Records the first open of an email (the pixel, or a click); null when it was opened before. */
-  markOpened(db: Db, scope: ProjectScope, emailId: string): Promise<EngagedEmail | null> {
-    return queryOne<EngagedEmail>(
-      db,
-      `UPDATE emails SET opened_at = now() WHERE project_id = $1 AND id = $2 AND opened_at IS NULL
-       RETURNING contact_id AS "contactId", campaign_id AS "campaignId"`,
-      [scope.projectId, emailId],
+  /**
+   * The emails an engagement batch records opens and clicks of, locked (FOR UPDATE, in id order, so
+   * concurrent batches wait for each other instead of deadlocking) until the batch commits: the burst
+   * rule then sees every earlier click. Matched by id and project together (a batch may hold several
+   * projects' emails). `clockMs`: the database's clock now, in epoch milliseconds.
+   */
+  lockForEngagement(tx: Db, input: { emails: { emailId: string; projectId: string }[] }): Promise<EngagementEmail[]> {
+    return queryPrepared<EngagementEmail>(
+      tx,
+      `SELECT id, project_id AS "projectId", contact_id AS "contactId", campaign_id AS "campaignId",
+              (extract(epoch FROM sent_at) * 1000)::float8 AS "sentAtMs",
+              opened_at IS NOT NULL AS opened, clicked_at IS NOT NULL AS clicked,
+              machine_opened_at IS NOT NULL AS "machineOpened", machine_clicked_at IS NOT NULL AS "machineClicked",
+              (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS "clockMs"
+         FROM emails
+        WHERE (id, project_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
+        ORDER BY id
+          FOR UPDATE`,
+      [input.emails.map((e) => e.emailId), input.emails.map((e) => e.projectId)],
     );
   }
 
-  /** Records the first click of a tracked link of an email; null when one was clicked before. */
-  markClicked(db: Db, scope: ProjectScope, emailId: string): Promise<EngagedEmail | null> {
-    return queryOne<EngagedEmail>(
-      db,
-      `UPDATE emails SET clicked_at = now() WHERE project_id = $1 AND id = $2 AND clicked_at IS NULL
-       RETURNING contact_id AS "contactId", campaign_id AS "campaignId"`,
-      [scope.projectId, emailId],
+  /**
+   * First opens and clicks of emails locked by lockForEngagement: a person's (`opened_at`,
+   * `clicked_at`) and a machine's (`machine_opened_at`, `machine_clicked_at`); a timestamp already set
+   * is kept. One statement for the whole batch.
+   */
+  async markEngaged(tx: Db, input: { marks: EngagementMarks[] }): Promise<void> {
+    const { marks } = input;
+    if (marks.length === 0) return;
+    await queryPrepared(
+      tx,
+      `UPDATE emails e
+          SET opened_at = coalesce(e.opened_at, m.opened_at), clicked_at = coalesce(e.clicked_at, m.clicked_at),
+              machine_opened_at = coalesce(e.machine_opened_at, m.machine_opened_at),
+              machine_clicked_at = coalesce(e.machine_clicked_at, m.machine_clicked_at)
+         FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[])
+              AS m(id, project_id, opened_at, clicked_at, machine_opened_at, machine_clicked_at)
+        WHERE e.id = m.id AND e.project_id = m.project_id`,
+      [
+        marks.map((m) => m.emailId),
+        marks.map((m) => m.projectId),
+        marks.map((m) => m.openedAt),
+        marks.map((m) => m.clickedAt),
+        marks.map((m) => m.machineOpenedAt),
+        marks.map((m) => m.machineClickedAt),
+      ],
     );
   }
 
   /**
    * A workflow SEND_EMAIL step's email (QUEUED), in the step's transaction. One per (execution, step
-   * visit): the unique index makes a second insert of the same visit answer the first email's id.
+   * visit): the unique index makes a second insert of the same visit answer the first email's id. The
+   * email carries its workflow: its `email.*` events never start that workflow again.
    */
   async insertWorkflowEmail(
     tx: Db,
     scope: ProjectScope,
-    input: { executionId: string; stepSeq: number; fields: Omit<EmailMessageFields, 'sendRequestId' | 'headers'>; email: EmailToInsert },
+    input: {
+      workflowId: string;
+      executionId: string;
+      stepSeq: number;
+      fields: Omit<EmailMessageFields, 'sendRequestId' | 'headers'>;
+      email: EmailToInsert;
+    },
   ): Promise<string> {
     const { fields, email } = input;
     const inserted = await queryOne<{ id: string }>(
       tx,
       `INSERT INTO emails (project_id, workflow_execution_id, workflow_step_seq, contact_id, template_id, type, to_email, to_name,
-                           from_email, from_name, reply_to, subject, html)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                           from_email, from_name, reply_to, subject, html, workflow_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
        ON CONFLICT (workflow_execution_id, workflow_step_seq) WHERE workflow_execution_id IS NOT NULL DO NOTHING
        RETURNING id`,
       [
@@ -259,6 +322,7 @@ export class EmailDeliveryRepository {
         fields.replyTo,
         email.subject,
         email.html,
+        input.workflowId,
       ],
     );
     if (inserted) return inserted.id;
@@ -403,7 +467,7 @@ export class EmailDeliveryRepository {
   unfinished(db: Db, input: { after: { queuedAt: string; id: string } | null; limit: number }): Promise<UnfinishedEmail[]> {
     return query<UnfinishedEmail>(
       db,
-      `SELECT id, project_id AS "projectId", type, campaign_id AS "campaignId", queued_at::text AS "queuedAt"
+      `SELECT id, project_id AS "projectId", type, campaign_id AS "campaignId", workflow_id AS "workflowId", queued_at::text AS "queuedAt"
          FROM emails
         WHERE status IN ('QUEUED', 'SENDING')
           AND (queued_at, id) > ($1::timestamptz, $2::uuid)

@@ -1,5 +1,5 @@
 import { decodeHTMLAttribute } from 'entities';
-import { MAX_TRACKED_URL_LENGTH } from './tracking-links.js';
+import { MAX_TRACKED_URL_BYTES } from './tracking-links.js';
 
 export interface TrackingUrls {
   /** The open pixel's URL. */
@@ -54,7 +54,7 @@ export function addTracking(html: string, urls: TrackingUrls): string {
     const href = tag.href;
     if (!href) continue;
     const url = decodeHTMLAttribute(href.raw).trim();
-    if (!HTTP_URL.test(url) || url.length > MAX_TRACKED_URL_LENGTH || urls.keep(url)) continue;
+    if (!HTTP_URL.test(url) || Buffer.byteLength(url) > MAX_TRACKED_URL_BYTES || urls.keep(url)) continue;
     out.push(html.slice(copied, href.start), `"${escapeAttribute(urls.click(url))}"`);
     copied = href.end;
   }

@@ -1,21 +1,20 @@
 import { Global, Module } from '@nestjs/common';
 import { TrackRepository } from '../track/track.repository.js';
 import { WorkflowTriggerModule } from '../workflows/workflow-trigger.module.js';
-import { EngagementEventBatcher } from './engagement-event-batcher.js';
 import { EngagementEventsService } from './engagement-events.service.js';
 import { TrackingLinks } from './tracking-links.js';
 
 /**
  * What every module that sends or tracks marketing email shares, in the API and the worker: the
  * service's own contact events (EngagementEventsService: delivery's `email.sent` / `email.bounced`,
- * the engagement endpoints' `email.opened` / `email.clicked`; EngagementEventBatcher records the
- * delivery worker's together) and the signed tracking links the
- * delivery worker puts into marketing emails (TrackingLinks). Global: one instance per process.
+ * the engagement endpoints' `email.opened` / `email.clicked`, each in the transaction of the change it
+ * describes) and the signed tracking links the delivery worker puts into marketing emails
+ * (TrackingLinks). Global: one instance per process.
  */
 @Global()
 @Module({
   imports: [WorkflowTriggerModule],
-  providers: [EngagementEventsService, EngagementEventBatcher, TrackRepository, TrackingLinks],
-  exports: [EngagementEventsService, EngagementEventBatcher, TrackingLinks],
+  providers: [EngagementEventsService, TrackRepository, TrackingLinks],
+  exports: [EngagementEventsService, TrackingLinks],
 })
 export class EngagementEventsModule {}

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { DeliveryModule } from '../delivery/delivery.module.js';
 import { EngagementController } from './engagement.controller.js';
+import { EmailEngagementsRepository } from './email-engagements.repository.js';
+import { EngagementRecorder } from './engagement-recorder.js';
 import { EngagementService } from './engagement.service.js';
 
 /**
@@ -11,6 +13,6 @@ import { EngagementService } from './engagement.service.js';
 @Module({
   imports: [DeliveryModule],
   controllers: [EngagementController],
-  providers: [EngagementService],
+  providers: [EngagementService, EngagementRecorder, EmailEngagementsRepository],
 })
 export class EngagementModule {}

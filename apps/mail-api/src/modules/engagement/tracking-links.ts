@@ -8,8 +8,11 @@ const UUID_BYTES = 16;
 const IDS_BYTES = 2 * UUID_BYTES;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TOKEN = /^[A-Za-z0-9_-]+$/;
-/** Longer links are left as they are (not tracked): a link of kilobytes is rarely a link a person clicks. */
-export const MAX_TRACKED_URL_LENGTH = 2048;
+/**
+ * Longer links (in UTF-8 bytes) are left as they are (not tracked): a link of kilobytes is rarely a link
+ * a person clicks, and a tracked link's clicks are indexed by its URL (a btree entry holds about 2.7 KB).
+ */
+export const MAX_TRACKED_URL_BYTES = 2048;
 
 export const OPEN_PATH = '/t/o/';
 export const CLICK_PATH = '/t/c/';

@@ -21,12 +21,13 @@ import {
 /** Aliases inside the EXISTS subqueries; a caller's contact alias must differ from both. */
 const EVENT_ALIAS = 'segment_event';
 const MEMBER_ALIAS = 'segment_member';
+const EMAIL_ALIAS = 'segment_email';
 const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 const COMPARISON: Partial<Record<SegmentOperator, string>> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
 function checkAlias(alias: string): void {
-  if (!SQL_IDENTIFIER.test(alias) || alias === EVENT_ALIAS || alias === MEMBER_ALIAS)
+  if (!SQL_IDENTIFIER.test(alias) || alias === EVENT_ALIAS || alias === MEMBER_ALIAS || alias === EMAIL_ALIAS)
     throw new Error(`invalid contact alias ${JSON.stringify(alias)}`);
 }
 
@@ -131,6 +132,33 @@ function compileEvent(filter: SegmentFilter, name: string, c: string, params: un
   return filter.operator === 'notTriggered' ? `NOT EXISTS (${sql})` : `EXISTS (${sql})`;
 }
 
+/**
+ * What each campaign operator asks of the contact's email of the campaign (one per recipient): received
+ * = delivered (SENT); opened / clicked = a person's open / click (`opened_at`, `clicked_at`: machine
+ * opens and clicks have columns of their own); notOpened / notClicked = received and not that.
+ */
+const CAMPAIGN_EMAIL_STATE: Record<string, string> = {
+  received: `status = 'SENT'`,
+  opened: `opened_at IS NOT NULL`,
+  clicked: `clicked_at IS NOT NULL`,
+  notOpened: `status = 'SENT' AND ${EMAIL_ALIAS}.opened_at IS NULL`,
+  notClicked: `status = 'SENT' AND ${EMAIL_ALIAS}.clicked_at IS NULL`,
+};
+
+/**
+ * `campaign.<id>`: EXISTS of the contact's email of that campaign in that state, probing the unique
+ * (campaign_id, contact_id) index of `emails`. The project is matched too: another project's campaign
+ * id selects nobody, exactly like an id of no campaign.
+ */
+function compileCampaign(filter: SegmentFilter, campaignId: string, c: string, params: unknown[], options: CompileOptions): string {
+  const e = EMAIL_ALIAS;
+  const project = projectReference(options, c, params);
+  return (
+    `EXISTS (SELECT 1 FROM emails ${e} WHERE ${e}.campaign_id = ${bind(params, campaignId)}::uuid AND ${e}.contact_id = ${c}.id ` +
+    `AND ${e}.project_id = ${project} AND ${e}.${CAMPAIGN_EMAIL_STATE[filter.operator]})`
+  );
+}
+
 function compileField(field: SegmentField, filter: SegmentFilter, c: string, params: unknown[], options: CompileOptions): string {
   switch (field.kind) {
     case 'email':
@@ -143,6 +171,8 @@ function compileField(field: SegmentField, filter: SegmentFilter, c: string, par
       return compileData(filter, field.key, c, params);
     case 'event':
       return compileEvent(filter, field.name, c, params, options);
+    case 'campaign':
+      return compileCampaign(filter, field.campaignId, c, params, options);
   }
 }
 

@@ -104,7 +104,7 @@ export function validateFilter(input: unknown, path: string): SegmentFieldError[
   if (!field) {
     errors.push({
       field: at(path, 'field'),
-      message: 'field must be email, subscribed, createdAt, data.<key> (key 1 to 128 characters) or event.<name>',
+      message: 'field must be email, subscribed, createdAt, data.<key> (key 1 to 128 characters), event.<name> or campaign.<campaignId>',
       code: 'isSegmentField',
     });
   }
@@ -135,6 +135,7 @@ export function validateFilter(input: unknown, path: string): SegmentFieldError[
 function describeField(field: SegmentField): string {
   if (field.kind === 'data') return 'data fields';
   if (field.kind === 'event') return 'event fields';
+  if (field.kind === 'campaign') return 'campaign fields';
   return field.kind;
 }
 

@@ -21,7 +21,9 @@
  * value + unit), `data.<key>` (equals, notEquals: string/number/boolean; contains, notContains:
  * case-insensitive substring; gt, gte, lt, lte: numbers numerically, ISO dates as instants, other
  * strings as text; exists, notExists; within, olderThan on date values), `event.<name>` (triggered,
- * notTriggered; triggeredWithin: value + unit). Units: minutes, hours, days. Other pairs are refused.
+ * notTriggered; triggeredWithin: value + unit), `campaign.<campaignId>` (received, opened, clicked,
+ * notOpened, notClicked: a person's opens and clicks only). Units: minutes, hours, days. Other pairs
+ * are refused.
  */
 export {
   MAX_SEGMENT_FILTERS_PER_GROUP,

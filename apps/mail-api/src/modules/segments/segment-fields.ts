@@ -19,7 +19,12 @@ export type SegmentOperator =
   | 'olderThan'
   | 'triggered'
   | 'notTriggered'
-  | 'triggeredWithin';
+  | 'triggeredWithin'
+  | 'received'
+  | 'opened'
+  | 'clicked'
+  | 'notOpened'
+  | 'notClicked';
 
 export type SegmentUnit = 'minutes' | 'hours' | 'days';
 
@@ -57,6 +62,11 @@ export const SEGMENT_OPERATORS: readonly SegmentOperator[] = [
   'triggered',
   'notTriggered',
   'triggeredWithin',
+  'received',
+  'opened',
+  'clicked',
+  'notOpened',
+  'notClicked',
 ];
 export const SEGMENT_UNITS: readonly SegmentUnit[] = ['minutes', 'hours', 'days'];
 export const SEGMENT_LOGICS: readonly SegmentCondition['logic'][] = ['AND', 'OR'];
@@ -73,7 +83,16 @@ export const MAX_SEGMENT_AMOUNT = 1_000_000;
 
 /** What a filter's `field` names. */
 export type SegmentField =
-  { kind: 'email' } | { kind: 'subscribed' } | { kind: 'createdAt' } | { kind: 'data'; key: string } | { kind: 'event'; name: string };
+  | { kind: 'email' }
+  | { kind: 'subscribed' }
+  | { kind: 'createdAt' }
+  | { kind: 'data'; key: string }
+  | { kind: 'event'; name: string }
+  | { kind: 'campaign'; campaignId: string };
+
+/** The campaign operators (decisions.md "Engagement analytics"): a person's opens and clicks only. */
+export const CAMPAIGN_OPERATORS: readonly SegmentOperator[] = ['received', 'opened', 'clicked', 'notOpened', 'notClicked'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type SegmentFieldKind = SegmentField['kind'];
 
@@ -84,12 +103,13 @@ export const OPERATORS_BY_FIELD: Record<SegmentFieldKind, readonly SegmentOperat
   createdAt: ['gt', 'gte', 'lt', 'lte', 'within', 'olderThan'],
   data: ['equals', 'notEquals', 'contains', 'notContains', 'gt', 'gte', 'lt', 'lte', 'exists', 'notExists', 'within', 'olderThan'],
   event: ['triggered', 'notTriggered', 'triggeredWithin'],
+  campaign: CAMPAIGN_OPERATORS,
 };
 
 /** Operators whose `value` is an amount of `unit`s back from now. */
 export const RELATIVE_TIME_OPERATORS: readonly SegmentOperator[] = ['within', 'olderThan', 'triggeredWithin'];
 /** Operators that take no value. */
-export const VALUELESS_OPERATORS: readonly SegmentOperator[] = ['exists', 'notExists', 'triggered', 'notTriggered'];
+export const VALUELESS_OPERATORS: readonly SegmentOperator[] = ['exists', 'notExists', 'triggered', 'notTriggered', ...CAMPAIGN_OPERATORS];
 
 /** Postgres text and jsonb hold neither U+0000 nor unpaired UTF-16 surrogates. */
 // eslint-disable-next-line no-control-regex -- matching U+0000 is the point
@@ -99,7 +119,10 @@ export function isStorableText(value: string): boolean {
   return !NOT_STORABLE.test(value);
 }
 
-/** `email`, `subscribed`, `createdAt`, `data.<key>` (any key contacts allow), `event.<name>`; else null. */
+/**
+ * `email`, `subscribed`, `createdAt`, `data.<key>` (any key contacts allow), `event.<name>`,
+ * `campaign.<campaignId>` (a UUID, kept in lower case); else null.
+ */
 export function parseSegmentField(field: string): SegmentField | null {
   if (field === 'email' || field === 'subscribed' || field === 'createdAt') return { kind: field };
   if (field.startsWith('data.')) {
@@ -109,6 +132,10 @@ export function parseSegmentField(field: string): SegmentField | null {
   if (field.startsWith('event.')) {
     const name = field.slice('event.'.length);
     return name.length >= 1 && name.length <= MAX_SEGMENT_EVENT_NAME_LENGTH && isStorableText(name) ? { kind: 'event', name } : null;
+  }
+  if (field.startsWith('campaign.')) {
+    const campaignId = field.slice('campaign.'.length);
+    return UUID.test(campaignId) ? { kind: 'campaign', campaignId: campaignId.toLowerCase() } : null;
   }
   return null;
 }

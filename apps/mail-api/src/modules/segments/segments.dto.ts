@@ -35,7 +35,10 @@ export const CONDITION_DESCRIPTION =
   'numerically; contains, notContains: case-insensitive substring; gt, gte, lt, lte: a number compares with numbers, ' +
   'an ISO date with date values, other strings as text; exists, notExists; within, olderThan on date values); ' +
   '`event.<name>` (triggered, notTriggered, triggeredWithin; `email.sent`, `email.opened`, `email.clicked`, ' +
-  '`email.bounced` are recorded by campaigns). `within`, `olderThan` and `triggeredWithin` take `value` (a number ' +
+  "`email.bounced` are recorded by campaigns); `campaign.<campaignId>` (received: the campaign's email was delivered; " +
+  'opened, clicked: by a person, machine opens and clicks do not count; notOpened, notClicked: received and not ' +
+  "that, so a follow-up to non-openers is one filter; another project's or an unknown campaign id selects nobody). " +
+  '`within`, `olderThan` and `triggeredWithin` take `value` (a number ' +
   '> 0) and `unit` (minutes, hours, days). Negations (notEquals, notContains, notExists) include contacts without ' +
   'the key. Any other field, operator, pairing or value is a 422 naming the path (`condition.groups[0].filters[1].operator`).';
 
@@ -54,9 +57,13 @@ const Rules = {
 
 /** OpenAPI shapes of a condition (documentation only: the service validates with `validateCondition`). */
 class SegmentFilterDoc {
-  @ApiProperty({ example: 'data.plan', description: 'email, subscribed, createdAt, data.<key> or event.<name>' }) field: string;
+  @ApiProperty({ example: 'data.plan', description: 'email, subscribed, createdAt, data.<key>, event.<name> or campaign.<campaignId>' })
+  field: string;
   @ApiProperty({ enum: SEGMENT_OPERATORS }) operator: string;
-  @ApiPropertyOptional({ description: 'A string, number or boolean, per operator; absent for exists, notExists, triggered, notTriggered.' })
+  @ApiPropertyOptional({
+    description:
+      'A string, number or boolean, per operator; absent for exists, notExists, triggered, notTriggered and the campaign operators.',
+  })
   value?: unknown;
   @ApiPropertyOptional({ enum: SEGMENT_UNITS, description: 'With within, olderThan and triggeredWithin.' }) unit?: string;
 }

@@ -1,10 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { ProjectKeyKind } from '../../core/auth/project-keys.js';
 import { CallCoalescer } from '../../core/database/call-coalescer.js';
 import { projectScope } from '../../core/scope/project-scope.js';
 import type { ContactDataPatch } from '../contacts/contact-data.js';
 import { WorkflowTriggerService } from '../workflows/workflow-trigger.service.js';
-import { TrackRepository, type TrackBatchEvent, type TrackedRow, type TrackGroup } from './track.repository.js';
+import { TrackRepository, type TrackBatchEvent, type TrackContactChange, type TrackedRow, type TrackGroup } from './track.repository.js';
 
 /** Statements in flight at once; further calls wait and go out together in the next batch. */
 const MAX_IN_FLIGHT = 4;
@@ -13,6 +14,8 @@ const FOREIGN_KEY_VIOLATION = '23503';
 
 export interface TrackCommand {
   projectId: string;
+  /** Which key called: a public key only adds data keys and sets the flag of a contact it creates. */
+  keyKind: ProjectKeyKind;
   email: string;
   subscribed?: boolean;
   patch: ContactDataPatch;
@@ -96,12 +99,13 @@ export class TrackBatcher {
   }
 
   private async writeOne(c: TrackCommand): Promise<TrackedRow> {
+    const change = applyTrackCall(null, c);
     const run = () =>
       this.tracks.track(this.dataSource, projectScope(c.projectId), {
         email: c.email,
-        subscribed: c.subscribed,
-        patch: c.patch,
+        change,
         eventName: c.eventName,
+        eventData: c.patch.event,
       });
     try {
       return await run();
@@ -114,7 +118,7 @@ export class TrackBatcher {
   }
 }
 
-/** One group per (project, email), changes merged in order; one event per command, in order. */
+/** One group per (project, email), changes merged in order (applyTrackCall); one event per command, in order. */
 export function groupBatch(commands: TrackCommand[]): [TrackGroup[], TrackBatchEvent[]] {
   const groups: TrackGroup[] = [];
   const index = new Map<string, number>();
@@ -122,15 +126,48 @@ export function groupBatch(commands: TrackCommand[]): [TrackGroup[], TrackBatchE
     const key = `${c.projectId} ${c.email.toLowerCase()}`;
     let at = index.get(key);
     if (at === undefined) {
-      at = groups.push({ projectId: c.projectId, email: c.email, subscribed: null, set: {}, unset: [] }) - 1;
+      at = groups.push({ projectId: c.projectId, email: c.email, ...applyTrackCall(null, c) }) - 1;
       index.set(key, at);
+    } else {
+      groups[at] = { ...groups[at], ...applyTrackCall(groups[at], c) };
     }
-    const group = groups[at];
-    if (c.subscribed !== undefined) group.subscribed = c.subscribed;
-    for (const key of c.patch.unset) delete group.set[key];
-    Object.assign(group.set, c.patch.set);
-    group.unset = [...new Set([...group.unset, ...c.patch.unset])].filter((key) => !(key in group.set));
     return { group: at, name: c.eventName, data: c.patch.event };
   });
   return [groups, events];
+}
+
+/**
+ * `change` (null: no call yet) followed by call `c`, as if applied one after the other (decisions.md
+ * "Workflow and tracking safety"). The secret key sets (overwriting), deletes (`null`) and sets the flag.
+ * The public key only adds keys the contact does not have: a key already set or added by `change` stays
+ * as it is, a key deleted by `change` is missing by then and is set; its `null` deletes nothing (the event
+ * still records it). Its flag counts only if its call creates the contact, so only as the first call of a
+ * change: a later call finds the contact the first one created.
+ */
+export function applyTrackCall(change: TrackContactChange | null, c: TrackCommand): TrackContactChange {
+  const next: TrackContactChange = change
+    ? { subscribed: change.subscribed, subscribedIfNew: change.subscribedIfNew, set: { ...change.set }, add: { ...change.add }, unset: [] }
+    : { subscribed: null, subscribedIfNew: c.subscribed ?? null, set: {}, add: {}, unset: [] };
+  const unset = new Set(change?.unset ?? []);
+  if (c.keyKind === 'secret') {
+    if (c.subscribed !== undefined) next.subscribed = c.subscribed;
+    for (const key of c.patch.unset) {
+      delete next.set[key];
+      delete next.add[key];
+      unset.add(key);
+    }
+    for (const [key, value] of Object.entries(c.patch.set)) {
+      next.set[key] = value;
+      delete next.add[key];
+      unset.delete(key);
+    }
+  } else {
+    for (const [key, value] of Object.entries(c.patch.set)) {
+      if (Object.hasOwn(next.set, key) || Object.hasOwn(next.add, key)) continue;
+      if (unset.delete(key)) next.set[key] = value;
+      else next.add[key] = value;
+    }
+  }
+  next.unset = [...unset];
+  return next;
 }

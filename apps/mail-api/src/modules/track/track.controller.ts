@@ -21,8 +21,10 @@ export class TrackController {
     description:
       'Secret or public key. Creates the contact (subscribed unless `subscribed: false`) or updates it ' +
       "(its subscription changes only when `subscribed` is given), merges the persistent `data` into the contact's " +
-      'data and records the event, in one transaction. `data.contact` and `data.event` are ids. Browsers may call ' +
-      'this endpoint cross-origin (CORS) with the public key.',
+      'data and records the event, in one transaction. With the public key (`pk_`), `subscribed` counts only when ' +
+      'the call creates the contact, and `data` only adds keys the contact does not have (existing keys are neither ' +
+      'overwritten nor deleted by `null`); the event records every value either way. `data.contact` and `data.event` ' +
+      'are ids. Browsers may call this endpoint cross-origin (CORS) with the public key.',
   })
   @ApiOkResponse({ type: TrackResponse })
   @ApiMailErrors(422)

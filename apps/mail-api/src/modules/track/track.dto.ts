@@ -47,7 +47,11 @@ export class TrackBody {
   @HasNoNulCharacter()
   event: string;
 
-  @ApiPropertyOptional({ description: 'Default true for a new contact; an existing contact keeps its flag unless given.' })
+  @ApiPropertyOptional({
+    description:
+      'Default true for a new contact; an existing contact keeps its flag unless given. With the public key, ' +
+      'only a contact this call creates takes it.',
+  })
   @IsOptional()
   @IsBoolean()
   subscribed?: boolean;
@@ -58,7 +62,7 @@ export class TrackBody {
     description:
       'Values are primitives or `{value, persistent}`. Persistent values (the default) are merged into the ' +
       "contact's data (`null` deletes the key); `persistent: false` values are recorded on this event only. " +
-      'The event records every value.',
+      'The event records every value. With the public key, only keys the contact does not have are added.',
   })
   @IsOptional()
   @IsContactData()

@@ -11,10 +11,15 @@ import { TrackBatcher } from './track-batcher.js';
 export class TrackService {
   constructor(private readonly tracker: TrackBatcher) {}
 
-  /** Creates or updates the contact and records the event, atomically. */
+  /**
+   * Creates or updates the contact and records the event, atomically. With the public key (front-end
+   * code: anyone can read it) the contact's flag is set only when the call creates it, and data keys it
+   * already has are neither overwritten nor deleted (TrackBatcher's applyTrackCall).
+   */
   async track(project: ProjectContext, body: TrackBody): Promise<MailTrackResult> {
     const row = await this.tracker.track({
       projectId: scopeOf(project).projectId,
+      keyKind: project.keyKind,
       email: body.email,
       subscribed: body.subscribed,
       patch: parseContactData(body.data),

@@ -57,6 +57,7 @@ export class WorkflowEmailStep {
       return { status: 'FAILED', error: 'the rendered email is larger than the template limits (512 KB body, 998-character subject)' };
     }
     const emailId = await this.emails.insertWorkflowEmail(tx, scope, {
+      workflowId: ctx.workflow_id,
       executionId: ctx.execution_id,
       stepSeq: ctx.seq,
       fields: {

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { WorkflowExecutionsRepository } from './workflow-executions.repository.js';
 import { WorkflowStepsRepository, type SweptStep } from './workflow-steps.repository.js';
+import { WorkflowTriggerService } from './workflow-trigger.service.js';
 import { WorkflowsQueue, type StepJob } from './workflows.queue.js';
 
 /** Step rows read per page, and pages per run (the rest waits for the next run). */
@@ -36,6 +37,7 @@ export class WorkflowSweep {
     private readonly dataSource: DataSource,
     private readonly executions: WorkflowExecutionsRepository,
     private readonly steps: WorkflowStepsRepository,
+    private readonly triggers: WorkflowTriggerService,
     private readonly queue: WorkflowsQueue,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
   ) {}
@@ -50,7 +52,14 @@ export class WorkflowSweep {
 
   async sweep(): Promise<{ started: number; resumed: number; requeued: number }> {
     const since = new Date(Date.now() - CATCH_UP_SECONDS * 1000);
-    const started = await this.executions.startMissed(this.dataSource, { since, settleSeconds: this.graceSeconds, limit: CATCH_UP_LIMIT });
+    const missed = await this.executions.missedStartEvents(this.dataSource, {
+      since,
+      settleSeconds: this.graceSeconds,
+      limit: CATCH_UP_LIMIT,
+      maxRunsPerDay: this.config.workflows.maxRunsPerDay,
+    });
+    // The same start as the trigger's, under the same rules (own emails, run cap).
+    const started = await this.triggers.startExecutions(this.dataSource, missed);
     const resumed = await this.steps.resumeMissed(this.dataSource, { windowSeconds: CATCH_UP_SECONDS, limit: CATCH_UP_LIMIT });
     await this.queue.enqueue([
       ...started.map((s) => ({ ...s, phase: 'a0' as const })),

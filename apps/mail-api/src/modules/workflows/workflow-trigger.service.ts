@@ -1,7 +1,10 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
-import type { Db } from '@app/service-kit';
-import { WorkflowExecutionsRepository, type TriggerEvent } from './workflow-executions.repository.js';
+import { MetricsRegistry, type Db } from '@app/service-kit';
+import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
+import { withinTransaction } from '../../core/database/within-transaction.js';
+import { WorkflowExecutionsRepository, type DueStep, type TriggerEvent } from './workflow-executions.repository.js';
 import { WorkflowStepsRepository } from './workflow-steps.repository.js';
 import { WorkflowsQueue } from './workflows.queue.js';
 import { WorkflowsRepository } from './workflows.repository.js';
@@ -34,11 +37,17 @@ interface ProjectNames {
  *
  * What a stale cache, a crash between commit and hook or a lost trigger job misses, the sweep's
  * catch-up starts later (WorkflowSweep).
+ *
+ * Every start goes through `startExecutions` (decisions.md "Workflow and tracking safety"): a workflow's
+ * own emails never start it again, and at most MAIL_WORKFLOW_MAX_RUNS_PER_DAY executions of a workflow
+ * start per contact in 24 h, whatever the number of API instances and workers starting at once.
  */
 @Injectable()
 export class WorkflowTriggerService {
   private readonly logger = new Logger(WorkflowTriggerService.name);
   private readonly names = new Map<string, ProjectNames>();
+  /** No labels: a project's or workflow's id would make one series per customer (the log line names them). */
+  private readonly skippedStarts: Counter | null;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -46,7 +55,17 @@ export class WorkflowTriggerService {
     private readonly executions: WorkflowExecutionsRepository,
     private readonly steps: WorkflowStepsRepository,
     private readonly queue: WorkflowsQueue,
-  ) {}
+    @Inject(MAIL_CONFIG) private readonly config: MailConfig,
+    @Optional() metrics?: MetricsRegistry,
+  ) {
+    this.skippedStarts = metrics
+      ? new Counter({
+          name: 'mail_workflow_starts_skipped_total',
+          help: 'Workflow triggers that started no execution because the contact had MAIL_WORKFLOW_MAX_RUNS_PER_DAY runs of the workflow in 24 h',
+          registers: [metrics.registry],
+        })
+      : null;
+  }
 
   /** The project's workflows changed: the next event reads their names again. */
   invalidate(projectId: string): void {
@@ -69,7 +88,7 @@ export class WorkflowTriggerService {
   /** The trigger job (worker): starts and resumes for committed events, then queues the step jobs. */
   async runTrigger(eventIds: readonly string[]): Promise<{ started: number; resumed: number }> {
     const [started, resumed] = await Promise.all([
-      this.executions.startForEvents(this.dataSource, eventIds),
+      this.startExecutions(this.dataSource, eventIds),
       this.steps.resumeWaiting(this.dataSource, eventIds),
     ]);
     await this.queue.enqueue([
@@ -90,7 +109,7 @@ export class WorkflowTriggerService {
     const relevant = await this.relevant(events, db);
     if (relevant.length === 0) return;
     const ids = relevant.map((e) => e.id);
-    const started = await this.executions.startForEvents(db, ids);
+    const started = await this.startExecutions(db, ids);
     const resumed = await this.steps.resumeWaiting(db, ids);
     const jobs = [...started.map((s) => ({ ...s, phase: 'a0' as const })), ...resumed.map((s) => ({ ...s, phase: 'ev' as const }))];
     try {
@@ -99,6 +118,28 @@ export class WorkflowTriggerService {
       // The rows commit with the caller's transaction, due: the sweep queues them once Redis answers again.
       this.logger.warn({ err: (err as Error).message, jobs: jobs.length }, 'enqueue of workflow steps failed; the sweep re-adds them');
     }
+  }
+
+  /**
+   * The executions committed events call for, in `db`'s transaction (or one of its own): the run-cap
+   * locks of their (workflow, contact) pairs, then the start statement (WorkflowExecutionsRepository
+   * says why these are two statements). Triggers past the cap are logged and counted.
+   */
+  async startExecutions(db: Db, eventIds: readonly string[]): Promise<DueStep[]> {
+    if (eventIds.length === 0) return [];
+    const { started, skipped } = await withinTransaction(db, async (tx) => {
+      await this.executions.lockRunCounters(tx, eventIds);
+      return this.executions.startForEvents(tx, { eventIds, maxRunsPerDay: this.config.workflows.maxRunsPerDay });
+    });
+    if (skipped.length > 0) {
+      const triggers = skipped.reduce((sum, s) => sum + s.triggers, 0);
+      this.skippedStarts?.inc(triggers);
+      this.logger.warn(
+        { triggers, maxRunsPerDay: this.config.workflows.maxRunsPerDay, capped: skipped.slice(0, 20) },
+        'workflow triggers skipped: the contact reached the run cap of the workflow',
+      );
+    }
+    return started;
   }
 
   /** The events whose name starts a workflow of their project or is awaited by one. */
