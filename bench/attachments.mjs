@@ -30,14 +30,14 @@ import {
   APPS,
   REPO_ROOT,
   entryPoint,
-  missingEntryPoints,
+  requirePrerequisites,
   runMigrate,
   startHttpApp,
   stopProcesses,
   withDatabase,
 } from '../scripts/lib/apps.mjs';
 import { dropDatabase } from '../scripts/lib/databases.mjs';
-import { freePort, redactUrl, redisPing, sleep, tcpAccepts } from '../scripts/lib/probes.mjs';
+import { freePort, sleep } from '../scripts/lib/probes.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -224,11 +224,7 @@ async function uploadRss(url, token) {
 }
 
 async function main() {
-  const missing = missingEntryPoints(['platform'], ['api', 'migrate']);
-  if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
-  const db = new URL(baseUrl);
-  if (!(await tcpAccepts(db.hostname, Number(db.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(baseUrl)}`);
-  await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
+  await requirePrerequisites({ apps: ['platform'], kinds: ['api', 'migrate'], databaseUrl: baseUrl, redisUrl });
   await dropDatabase(databaseUrl);
 
   const env = {

@@ -29,9 +29,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { APPS, REPO_ROOT, missingEntryPoints, runMigrate, startHttpApp, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
+import { APPS, REPO_ROOT, requirePrerequisites, runMigrate, startHttpApp, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
 import { dropDatabase, withSqlClient } from '../scripts/lib/databases.mjs';
-import { freePort, redactUrl, redisPing, tcpAccepts } from '../scripts/lib/probes.mjs';
+import { freePort } from '../scripts/lib/probes.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -299,11 +299,7 @@ async function bareSqlUpdates(roleIds) {
 }
 
 async function main() {
-  const missing = missingEntryPoints(['platform'], ['api', 'migrate']);
-  if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
-  const db = new URL(baseUrl);
-  if (!(await tcpAccepts(db.hostname, Number(db.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(baseUrl)}`);
-  await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
+  await requirePrerequisites({ apps: ['platform'], kinds: ['api', 'migrate'], databaseUrl: baseUrl, redisUrl });
   await dropDatabase(databaseUrl);
 
   const env = {

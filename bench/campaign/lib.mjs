@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { SMTPServer } from 'smtp-server';
 import {
   entryPoint,
-  missingEntryPoints,
+  requirePrerequisites,
   runMigrate,
   spawnNode,
   startHttpApp,
@@ -16,7 +16,7 @@ import {
   withDatabase,
 } from '../../scripts/lib/apps.mjs';
 import { deleteRedisKeys, dropDatabase, withSqlClient } from '../../scripts/lib/databases.mjs';
-import { freePort, redactUrl, redisPing, sleep, tcpAccepts, waitUntil } from '../../scripts/lib/probes.mjs';
+import { freePort, sleep, waitUntil } from '../../scripts/lib/probes.mjs';
 import { fail } from '../lib/run-script.mjs';
 
 export const DOMAIN = 'bench.example.com';
@@ -40,11 +40,7 @@ export function benchEnvironment(name) {
   let apiUrl;
 
   async function checkPrerequisites() {
-    const missing = missingEntryPoints(['mail'], ['api', 'worker', 'migrate']);
-    if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
-    const pgUrl = new URL(baseUrl);
-    if (!(await tcpAccepts(pgUrl.hostname, Number(pgUrl.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(pgUrl)}`);
-    await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
+    await requirePrerequisites({ apps: ['mail'], kinds: ['api', 'worker', 'migrate'], databaseUrl: baseUrl, redisUrl });
   }
 
   /** Drops and re-creates the database through the app's `migrate` command. */

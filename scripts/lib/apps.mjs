@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { httpOk, sleep, waitUntil } from './probes.mjs';
+import { httpOk, redactUrl, redisPing, sleep, tcpAccepts, waitUntil } from './probes.mjs';
 
 export const REPO_ROOT = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -133,4 +133,18 @@ export async function startHttpApp({ label, script, env, url, readyPath = '/heal
   if (outcome === false) fail(`${label} did not answer ${url}${readyPath} within ${Math.round(timeoutMs / 1000)} s (output above)`);
   if (outcome !== true) fail(`${label} ${describeExit(outcome)} before answering ${readyPath} (output above)`);
   return proc;
+}
+
+/**
+ * Before a bench starts anything: the entry points it runs are built, Postgres accepts connections at
+ * `databaseUrl` and Redis answers at `redisUrl` (each optional); fails with one line naming what is missing.
+ */
+export async function requirePrerequisites({ apps = [], kinds = [], databaseUrl, redisUrl }) {
+  const missing = missingEntryPoints(apps, kinds);
+  if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
+  if (databaseUrl) {
+    const pgUrl = new URL(databaseUrl);
+    if (!(await tcpAccepts(pgUrl.hostname, Number(pgUrl.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(pgUrl)}`);
+  }
+  if (redisUrl) await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
 }
