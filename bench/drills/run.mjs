@@ -183,7 +183,8 @@ const DRILLS = {
         ),
       );
     }
-    // The fault lands mid-run: every execution exists, some wait in their DELAY, none is done or has mailed.
+    // The fault lands mid-run: executions wait in their DELAY, none is done or has mailed (on a loaded
+    // machine some may not have started yet: they start after the loss, from what Postgres holds).
     const executions = async () =>
       (
         await sql(
@@ -195,9 +196,9 @@ const DRILLS = {
     const waiting = await waitUntil(
       async () => {
         const e = await executions();
-        return e.total === count && e.waiting >= 1;
+        return e.waiting >= 1;
       },
-      12_000,
+      30_000,
       20,
     );
     const atLoss = await executions();
@@ -212,7 +213,7 @@ const DRILLS = {
     const result = exactlyOnce(sink, count, 0, 'wf-');
     return verdict(
       'restart Redis (empty) while workflow executions wait in a DELAY',
-      `Redis lost with all ${count} executions started, some WAITING, none COMPLETED or mailed; ${count} executions COMPLETED, each contact mailed exactly once, no re-send`,
+      `Redis lost with executions WAITING in their DELAY, none COMPLETED or mailed; ${count} executions COMPLETED, each contact mailed exactly once, no re-send`,
       `before the loss: ${atLoss.total} executions, ${atLoss.waiting} WAITING, ${atLoss.completed} COMPLETED, ${sentBefore} mailed; ${completed} COMPLETED; ${described(result)}`,
       waiting && atLoss.completed === 0 && sentBefore === 0 && done && result.ok && completed === count,
     );
