@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ErrorCode, MailErrorCode, type FieldError, type MailSendResult } from '@app/contracts';
@@ -8,7 +8,7 @@ import type { ProjectContext } from '../../core/auth/project-context.js';
 import { scopeOf, type ProjectScope } from '../../core/scope/project-scope.js';
 import { ContactsRepository } from '../contacts/contacts.repository.js';
 import { EmailDeliveryQueue, MailEmailPriority } from '../delivery/email-delivery.queue.js';
-import { EmailDeliveryRepository, type EmailToInsert } from '../delivery/email-delivery.repository.js';
+import { EmailDeliveryRepository, type EmailAddress, type EmailToInsert } from '../delivery/email-delivery.repository.js';
 import { unverifiedSendersAllowed } from '../delivery/unsigned-delivery.js';
 import { DomainsService } from '../domains/domains.service.js';
 import { renderTemplate } from '../templates/template-rendering.js';
@@ -36,8 +36,6 @@ function validationError(problems: FieldError[]): DomainError {
  */
 @Injectable()
 export class SendService {
-  private readonly logger = new Logger(SendService.name);
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly repository: SendRepository,
@@ -78,6 +76,27 @@ export class SendService {
     if (!outcome.written) return outcome.replay;
     await this.enqueue(scope, outcome.written.emailIds);
     return outcome.written.result;
+  }
+
+  /**
+   * One transactional email to an address that is no contact (a campaign's test send): its QUEUED row
+   * and its job as /v1/send writes them, without a contact or an Idempotency-Key. The caller has
+   * checked the sender and rendered the subject and body. Returns the email's id.
+   */
+  async sendToAddress(
+    scope: ProjectScope,
+    input: { from: EmailAddress; replyTo: string | null; to: EmailAddress; subject: string; html: string },
+  ): Promise<string> {
+    const { from, replyTo, to, subject, html } = input;
+    const ids = await this.dataSource.transaction((tx) =>
+      this.emails.insertQueued(tx, scope, {
+        fields: { from, replyTo, headers: {}, type: 'TRANSACTIONAL', templateId: null, sendRequestId: null },
+        emails: [{ contactId: null, to, subject, html }],
+      }),
+    );
+    const emailId = [...ids.values()][0];
+    await this.enqueue(scope, [emailId]);
+    return emailId;
   }
 
   private replay(storedHash: string, requestHash: string, response: MailSendResult): MailSendResult {
@@ -121,14 +140,8 @@ export class SendService {
     return { result, emailIds: [...emailIds.values()] };
   }
 
+  /** After commit, at transactional priority (first in the queue); a failed add is left to the requeue sweep. */
   private async enqueue(scope: ProjectScope, emailIds: string[]): Promise<void> {
-    try {
-      await this.deliveryQueue.enqueue(
-        emailIds.map((id) => ({ id, projectId: scope.projectId, priority: MailEmailPriority.Transactional })),
-      );
-    } catch (err) {
-      // Committed as QUEUED: the requeue job delivers them once the queue is reachable again.
-      this.logger.warn({ err: (err as Error).message, emails: emailIds.length }, 'enqueue failed; emails stay QUEUED for the requeue job');
-    }
+    await this.deliveryQueue.enqueueOrLeaveToSweep(scope, { emailIds, priority: MailEmailPriority.Transactional });
   }
 }
