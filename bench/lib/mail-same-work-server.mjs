@@ -37,7 +37,7 @@ const limiter = new RateLimiterRedis({
 
 // The statements, as the repositories send them.
 const BY_SECRET_KEY = `SELECT id, name, disabled FROM projects WHERE secret_key_hash = $1`;
-const SENDER_DOMAIN = `SELECT id, domain, dkim_selector, dkim_private_key FROM domains WHERE project_id = $1 AND domain = $2 AND status = 'VERIFIED'`;
+const SENDER_DOMAIN = `SELECT 1 FROM domains WHERE project_id = $1 AND domain = $2 AND status = 'VERIFIED'`;
 const UPSERT_RECIPIENTS = `INSERT INTO contacts (project_id, email, subscribed)
        SELECT $1, e.email, coalesce($3::boolean, false) FROM unnest($2::text[]) AS e(email) ORDER BY lower(e.email)
        ON CONFLICT (project_id, (lower(email))) DO UPDATE
