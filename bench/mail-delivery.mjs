@@ -19,7 +19,7 @@
 // Knobs: BENCH_WORKERS (default 2), BENCH_DELIVERY_EMAILS (5000), BENCH_SEND_CONCURRENCY (64, per
 // worker), BENCH_SMTP_POOL_SIZE (8, per worker), BENCH_SKIP_RATE=1 (only b), MAIL_DATABASE_URL (server), REDIS_URL.
 // Always stops the workers, drops the database and deletes the bench's Redis keys.
-// Writes bench/results/mail-delivery-latest.json (BENCH_RESULTS_FILE: another path, e.g. a file to commit).
+// Writes bench/results/mail-delivery.json (BENCH_RESULTS_FILE: another path, e.g. a file to commit).
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { fork } from 'node:child_process';
 import path from 'node:path';
@@ -45,7 +45,7 @@ const QUEUE_PREFIX = 'bench-delivery';
 const DOMAIN = 'bench.example.com';
 // One key for the whole run: the first workers seal the domain's DKIM key with it, later ones must open it.
 const SECRETS_KEY = randomBytes(32).toString('hex');
-const RESULTS_FILE = path.resolve(process.env.BENCH_RESULTS_FILE ?? path.join(REPO_ROOT, 'bench', 'results', 'mail-delivery-latest.json'));
+const RESULTS_FILE = path.resolve(process.env.BENCH_RESULTS_FILE ?? path.join(REPO_ROOT, 'bench', 'results', 'mail-delivery.json'));
 // Issue #34: pipeline and raw nodemailer in BENCH_DELIVERY_ROUNDS interleaved rounds; goal at least 0.9x.
 const ROUNDS = Number(process.env.BENCH_DELIVERY_ROUNDS ?? 3);
 const RATIO_TARGET = 0.9;

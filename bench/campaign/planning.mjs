@@ -14,7 +14,7 @@
 // Each campaign is cancelled afterwards.
 //
 // Knobs: BENCH_CAMPAIGN_SIZES, MAIL_DATABASE_URL (server), REDIS_URL. Always drops the database and the
-// bench's Redis keys. Writes bench/results/campaign-planning.json.
+// bench's Redis keys. Writes bench/results/campaign-planning.json (BENCH_RESULTS_FILE: another path).
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -31,9 +31,7 @@ const SIZES = (process.env.BENCH_CAMPAIGN_SIZES ?? '100000,1000000')
   .sort((a, b) => a - b);
 const TARGET_MS = { 100000: 5_000, 1000000: 60_000 };
 const RSS_TARGET_MB = 300;
-const RESULTS_FILE = path.resolve(
-  process.env.BENCH_RESULTS_FILE ?? path.join(REPO_ROOT, 'bench', 'results', 'campaign-planning-latest.json'),
-);
+const RESULTS_FILE = path.resolve(process.env.BENCH_RESULTS_FILE ?? path.join(REPO_ROOT, 'bench', 'results', 'campaign-planning.json'));
 
 const bench = benchEnvironment('campaign_planning');
 
