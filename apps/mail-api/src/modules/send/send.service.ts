@@ -64,9 +64,11 @@ export class SendService {
     if (!unverifiedSendersAllowed(this.config)) await this.domains.assertVerifiedSender(project, message.from.email);
 
     const scope = scopeOf(project);
-    const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    // Only a keyed send compares bodies: without a key, no serialization and hash of a body that may
+    // carry up to 16 MB of attachments.
+    const requestHash = idempotencyKey === undefined ? null : createHash('sha256').update(JSON.stringify(body)).digest('hex');
     const outcome = await this.dataSource.transaction(async (tx) => {
-      if (idempotencyKey !== undefined) {
+      if (idempotencyKey !== undefined && requestHash !== null) {
         const earlier = await this.repository.claimIdempotencyKey(tx, scope, { key: idempotencyKey, requestHash });
         if (earlier) return { replay: this.replay(earlier.request_hash, requestHash, earlier.response), written: null };
       }
