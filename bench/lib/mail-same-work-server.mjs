@@ -278,7 +278,7 @@ process.on('SIGTERM', () => {
     await emailQueue.close().catch(() => undefined);
     limiterRedis.disconnect();
     queueRedis.disconnect();
-    await pool.end().catch(() => undefined);
+    // No pool.end(): a request still in flight would fail on an ended pool; exiting closes the sockets.
     process.exit(0);
   });
   server.closeAllConnections();
