@@ -4,6 +4,7 @@ import { query, queryOne, queryPrepared, type Db } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import { DkimKeyCipher } from '../domains/dkim-key-cipher.js';
+import type { ReportedEmail } from './email-outcome-events.js';
 
 export interface EmailAttachment {
   filename: string;
@@ -496,6 +497,46 @@ export class EmailDeliveryRepository {
       [input.email.id, scope.projectId, input.error.slice(0, 1000), input.email.attempts],
     );
     return row ? row.soft_bounces : null;
+  }
+
+  /**
+   * The email a bounce or complaint report names (its VERP token was verified: verp.ts). By id alone,
+   * across projects: the token is the only thing the report carries; every write after is scoped to
+   * the project read here.
+   */
+  async reported(db: Db, emailId: string): Promise<(ReportedEmail & { toEmail: string }) | null> {
+    const [row] = await queryPrepared<ReportedEmail & { toEmail: string }>(
+      db,
+      `SELECT id, project_id AS "projectId", contact_id AS "contactId", campaign_id AS "campaignId", to_email AS "toEmail"
+         FROM emails WHERE id = $1`,
+      [emailId],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * An asynchronous bounce (DSN): a SENT email becomes BOUNCED. Only the first report changes it
+   * (`status = 'SENT'`), so a report delivered twice is processed once. True when this call did.
+   */
+  async markBounced(db: Db, scope: ProjectScope, input: { emailId: string; error: string }): Promise<boolean> {
+    const rows = await queryPrepared(
+      db,
+      `UPDATE emails SET status = 'BOUNCED', bounced_at = now(), error = $3, updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND status = 'SENT' RETURNING 1`,
+      [input.emailId, scope.projectId, input.error.slice(0, 1000)],
+    );
+    return rows.length > 0;
+  }
+
+  /** A complaint (ARF) about the email: the first one is recorded (true), a repeat changes nothing. */
+  async markComplained(db: Db, scope: ProjectScope, input: { emailId: string }): Promise<boolean> {
+    const rows = await queryPrepared(
+      db,
+      `UPDATE emails SET complained_at = now(), updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND complained_at IS NULL AND status IN ('SENT', 'BOUNCED') RETURNING 1`,
+      [input.emailId, scope.projectId],
+    );
+    return rows.length > 0;
   }
 
   /** Gives the row back for a retry (the job's backoff decides when), keeping the reason. */
