@@ -147,11 +147,11 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     expect(sink.messagesFor([id])).toHaveLength(0);
   }, 60_000);
 
-  it('an SMTP 451 is retried with backoff and the email is then sent once', async () => {
+  it('an SMTP 451 is retried after the soft-bounce delay and the email is then sent once', async () => {
     sink.refuseNext(451);
     const refusalsBefore = sink.refusals.length;
-    const [id] = await queueEmails([{ subject: 'retry me' }]);
-    await startWorker();
+    const [id] = await queueEmails([{ subject: 'retry me', to: 'retry@example.net' }]);
+    await startWorker({ deliverability: { ...t.config.deliverability, softBounceDelaysMs: [1000] } });
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED'], 30_000);
     expect(row).toMatchObject({ status: 'SENT', attempts: 2, error: null });
     expect(sink.refusals.slice(refusalsBefore).map((r) => r.code)).toEqual([451]);
@@ -161,7 +161,8 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
   it('an SMTP 550 fails the email at once, without a retry', async () => {
     sink.refuseNext(550);
     const refusalsBefore = sink.refusals.length;
-    const [id] = await queueEmails([{ subject: 'refused' }]);
+    // A unique address: the bounce suppresses it (deliverability-delivery.spec.ts).
+    const [id] = await queueEmails([{ subject: 'refused', to: 'refused@example.net' }]);
     await startWorker();
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED']);
     expect(row).toMatchObject({ status: 'FAILED', attempts: 1, failed_at: expect.any(Date), claimed_until: null });
