@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Body, Controller, Delete, Get, Header, Headers, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, Headers, Post, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -9,15 +9,12 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { BodyLimit, Public } from '@app/service-kit';
+import { BodyLimit, DomainError, Public } from '@app/service-kit';
 import { ErrorDto } from '../../../core/http/common.dto.js';
 import { McpServerService } from './mcp-server.service.js';
 
-const NOT_ALLOWED = {
-  jsonrpc: '2.0',
-  error: { code: -32000, message: 'Method not allowed: this MCP server is stateless, POST only.' },
-  id: null,
-};
+/** 405: no server-initiated stream (GET) and no session to end (DELETE) on a stateless server. */
+const notAllowed = () => new DomainError('method_not_allowed', 'this MCP server is stateless: POST only', { status: 405 });
 
 /**
  * POST /ai_assistant/mcp (MCP Streamable HTTP). The request and response go to the SDK's transport as
@@ -57,19 +54,17 @@ export class McpController {
 
   @Get()
   @Public()
-  @HttpCode(405)
   @Header('Allow', 'POST')
   @ApiOperation({ summary: 'Not offered (stateless server): 405' })
-  get() {
-    return NOT_ALLOWED;
+  get(): never {
+    throw notAllowed();
   }
 
   @Delete()
   @Public()
-  @HttpCode(405)
   @Header('Allow', 'POST')
   @ApiOperation({ summary: 'Not offered (stateless server): 405' })
-  remove() {
-    return NOT_ALLOWED;
+  remove(): never {
+    throw notAllowed();
   }
 }
