@@ -34,7 +34,7 @@ export class AppModule {
         HttpCoreModule,
         ApiAuthModule,
         HealthModule,
-        MetricsModule.forRoot({ service: 'mail-api', endpoint: true, queueNamePrefix: 'mail-' }),
+        MetricsModule.forRoot({ service: 'mail-api', endpoint: true, queueNamePrefix: 'mail-', token: config.metricsToken }),
         MailMetricsModule,
         // The queue dashboard exists only when an operator set MAIL_ADMIN_TOKEN (else /admin/queues is a 404).
         ...(config.adminToken

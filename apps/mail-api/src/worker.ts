@@ -10,6 +10,6 @@ runWorker({
   loadConfig: () => loadMailConfig(),
   module: (config) => WorkerModule.forRoot(config),
   concurrency: (config) => config.workerConcurrency,
-  metrics: { port: (config) => config.workerMetricsPort, queueNamePrefix: 'mail-' },
+  metrics: { port: (config) => config.workerMetricsPort, queueNamePrefix: 'mail-', token: (config) => config.metricsToken },
   afterStart: (app) => app.get(RecurringJobs).schedule(),
 });

@@ -21,6 +21,7 @@ describe('mail config', () => {
       dataDir,
       workerConcurrency: 4,
       workerMetricsPort: 9465,
+      metricsToken: null,
       adminToken: null,
       trustProxy: false,
       bootstrapKeys: null,

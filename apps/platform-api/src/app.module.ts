@@ -35,7 +35,7 @@ export class AppModule {
         EventsCoreModule,
         AuditCoreModule,
         HealthModule,
-        MetricsModule.forRoot({ service: 'platform-api', endpoint: true, queueNamePrefix: 'platform-' }),
+        MetricsModule.forRoot({ service: 'platform-api', endpoint: true, queueNamePrefix: 'platform-', token: config.metricsToken }),
         QueueDashboardModule.forRoot({ publicRoute: false, authorize: superAdministratorsOnly }),
         BootstrapModule,
         AuthModule,

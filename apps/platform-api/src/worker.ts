@@ -12,7 +12,7 @@ runWorker({
   loadConfig: () => loadPlatformConfig(),
   module: (config) => WorkerModule.forRoot(config),
   concurrency: (config) => config.workerConcurrency,
-  metrics: { port: (config) => config.workerMetricsPort, queueNamePrefix: 'platform-' },
+  metrics: { port: (config) => config.workerMetricsPort, queueNamePrefix: 'platform-', token: (config) => config.metricsToken },
   afterStart: async (app) => {
     await app.get(RecurringJobs).schedule();
     await app.get(AiActionsSchedule).schedule();

@@ -35,6 +35,12 @@ export class MailEnv {
   @Min(0)
   @Max(65535)
   MAIL_WORKER_METRICS_PORT = 9465;
+  @EnvVar('`GET /metrics` on the API and worker ports needs `Authorization: Bearer <token>` (401 otherwise); at least 24 characters', {
+    default: 'unset (open: keep the metrics ports off the ingress)',
+  })
+  @IsOptional()
+  @MinLength(24, { message: 'must be at least 24 characters' })
+  METRICS_TOKEN?: string;
   @EnvVar('opens the queue dashboard `/admin/queues` (Bearer, or the password of Basic authentication); at least 24 characters', {
     default: 'unset (no dashboard)',
   })
@@ -183,6 +189,8 @@ export interface MailConfig {
   workerConcurrency: number;
   /** `MAIL_WORKER_METRICS_PORT`: where the worker serves /metrics and its probes. */
   workerMetricsPort: number;
+  /** `METRICS_TOKEN`: the bearer token every scrape of `/metrics` needs; null: open. */
+  metricsToken: string | null;
   /** `MAIL_ADMIN_TOKEN`: the queue dashboard's credential; null: no dashboard. */
   adminToken: string | null;
   /** `TRUST_PROXY`: which peers may set the client address through X-Forwarded-For. */
@@ -308,6 +316,7 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     dataDir: e.DATA_DIR,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerMetricsPort: e.MAIL_WORKER_METRICS_PORT,
+    metricsToken: e.METRICS_TOKEN ?? null,
     adminToken: e.MAIL_ADMIN_TOKEN ?? null,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     bootstrapKeys:

@@ -8,6 +8,8 @@ export interface MetricsOptions {
   endpoint?: boolean;
   /** Only queues whose name starts with this are measured and shown (`mail-`, `platform-`): both apps may share one Redis prefix. */
   queueNamePrefix?: string;
+  /** `METRICS_TOKEN`: when set, `/metrics` (API and worker port) needs `Authorization: Bearer <token>` (401 otherwise). */
+  token?: string | null;
 }
 
 export const METRICS_OPTIONS = Symbol('METRICS_OPTIONS');

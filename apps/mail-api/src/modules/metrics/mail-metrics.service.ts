@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { MetricsRegistry } from '@app/service-kit';
-import { MetricsRepository, type CampaignStatusCountRow, type SendingCampaignRow, type StatusCountRow } from './metrics.repository.js';
+import { MetricsRepository, type StatusCountRow } from './metrics.repository.js';
 
 /** Counts are reused for this long: scrapes every few seconds, from several Prometheus servers, cost one read. */
 export const MAIL_METRICS_CACHE_MS = 15_000;
@@ -21,17 +21,19 @@ function withKnownStatuses(rows: StatusCountRow[], known: string[]): Map<string,
 interface MailSnapshot {
   emails: StatusCountRow[];
   campaigns: StatusCountRow[];
-  sending: SendingCampaignRow[];
-  campaignEmails: CampaignStatusCountRow[];
-  campaignRecipients: CampaignStatusCountRow[];
+  /** The SENDING campaigns together: audience size, recipients by planning status, emails by delivery status. */
+  sendingAudience: number;
+  campaignEmails: StatusCountRow[];
+  campaignRecipients: StatusCountRow[];
 }
 
-const EMPTY: MailSnapshot = { emails: [], campaigns: [], sending: [], campaignEmails: [], campaignRecipients: [] };
+const EMPTY: MailSnapshot = { emails: [], campaigns: [], sendingAudience: 0, campaignEmails: [], campaignRecipients: [] };
 
 /**
  * The mail-api's own gauges on `GET /metrics`, read from Postgres when Prometheus scrapes (cached for
- * 15 s): emails by status, campaigns by status, and the progress of each SENDING campaign (audience
- * size, recipients by planning status, emails by delivery status). A failed read is logged and
+ * 15 s): emails by status, campaigns by status, and the progress of the SENDING campaigns together
+ * (audience size, recipients by planning status, emails by delivery status). No label carries a
+ * project or campaign id (decisions.md "Operator contract": per-customer ids leak and multiply series). A failed read is logged and
  * leaves the gauges empty for that scrape; it never fails `/metrics`.
  */
 @Injectable()
@@ -72,35 +74,33 @@ export class MailMetricsService implements OnModuleInit {
     });
     new Gauge({
       name: 'mail_campaign_total_recipients',
-      help: 'Audience size of each SENDING campaign',
-      labelNames: ['campaign_id'],
+      help: 'Audience size of the SENDING campaigns together',
       registers,
       async collect() {
-        const { sending } = await snapshot();
-        this.reset();
-        for (const row of sending) this.set({ campaign_id: row.campaign_id }, row.total_recipients);
+        const { sendingAudience } = await snapshot();
+        this.set(sendingAudience);
       },
     });
     new Gauge({
       name: 'mail_campaign_recipients',
-      help: 'Recipients of each SENDING campaign by planning status (PENDING, QUEUED, SKIPPED)',
-      labelNames: ['campaign_id', 'status'],
+      help: 'Recipients of the SENDING campaigns together by planning status (PENDING, QUEUED, SKIPPED)',
+      labelNames: ['status'],
       registers,
       async collect() {
         const { campaignRecipients } = await snapshot();
         this.reset();
-        for (const row of campaignRecipients) this.set({ campaign_id: row.campaign_id, status: row.status }, row.count);
+        for (const row of campaignRecipients) this.set({ status: row.status }, row.count);
       },
     });
     new Gauge({
       name: 'mail_campaign_emails',
-      help: 'Emails of each SENDING campaign by delivery status',
-      labelNames: ['campaign_id', 'status'],
+      help: 'Emails of the SENDING campaigns together by delivery status',
+      labelNames: ['status'],
       registers,
       async collect() {
         const { campaignEmails } = await snapshot();
         this.reset();
-        for (const row of campaignEmails) this.set({ campaign_id: row.campaign_id, status: row.status }, row.count);
+        for (const row of campaignEmails) this.set({ status: row.status }, row.count);
       },
     });
   }
@@ -124,11 +124,10 @@ export class MailMetricsService implements OnModuleInit {
       const emails = await this.repository.emailsByStatus(tx);
       if (!(await this.repository.hasCampaignTables(tx))) return { ...EMPTY, emails };
       const campaigns = await this.repository.campaignsByStatus(tx);
-      const sending = await this.repository.sendingCampaigns(tx);
-      const ids = sending.map((row) => row.campaign_id);
-      const campaignEmails = await this.repository.campaignEmailsByStatus(tx, ids);
-      const campaignRecipients = await this.repository.campaignRecipientsByStatus(tx, ids);
-      return { emails, campaigns, sending, campaignEmails, campaignRecipients };
+      const sendingAudience = await this.repository.sendingAudience(tx);
+      const campaignEmails = await this.repository.sendingCampaignEmailsByStatus(tx);
+      const campaignRecipients = await this.repository.sendingCampaignRecipientsByStatus(tx);
+      return { emails, campaigns, sendingAudience, campaignEmails, campaignRecipients };
     });
   }
 }
