@@ -23,6 +23,7 @@ describe('mail config', () => {
       workerMetricsPort: 9465,
       metricsToken: null,
       adminToken: null,
+      adminWriteToken: null,
       trustProxy: false,
       bootstrapKeys: null,
       smtpUrl: null,

@@ -4,7 +4,7 @@ import type { PlatformConfig } from './config/platform-config.js';
 import { CoreModule } from './core/core.module.js';
 import { HttpCoreModule } from './core/http.module.js';
 import { AuthCoreModule } from './core/auth/auth-core.module.js';
-import { superAdministratorsOnly } from './core/auth/super-admin-only.js';
+import { PlatformQueueDashboardAccess } from './core/auth/queue-dashboard-access.js';
 import { EventsCoreModule } from './core/events/events-core.module.js';
 import { AuditCoreModule } from './core/audit/audit-core.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
@@ -36,7 +36,7 @@ export class AppModule {
         AuditCoreModule,
         HealthModule,
         MetricsModule.forRoot({ service: 'platform-api', endpoint: true, queueNamePrefix: 'platform-', token: config.metricsToken }),
-        QueueDashboardModule.forRoot({ publicRoute: false, authorize: superAdministratorsOnly }),
+        QueueDashboardModule.forRoot({ publicRoute: false, access: PlatformQueueDashboardAccess }),
         BootstrapModule,
         AuthModule,
         RolesModule,
