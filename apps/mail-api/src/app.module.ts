@@ -1,4 +1,5 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
+import { APP_VERSION } from './build-info.js';
 import { HealthModule, MetricsModule, QueueDashboardModule } from '@app/service-kit';
 import type { MailConfig } from './config/mail-config.js';
 import { ApiAuthModule } from './core/auth/api-auth.module.js';
@@ -34,7 +35,13 @@ export class AppModule {
         HttpCoreModule,
         ApiAuthModule,
         HealthModule,
-        MetricsModule.forRoot({ service: 'mail-api', endpoint: true, queueNamePrefix: 'mail-', token: config.metricsToken }),
+        MetricsModule.forRoot({
+          service: 'mail-api',
+          endpoint: true,
+          queueNamePrefix: 'mail-',
+          token: config.metricsToken,
+          version: APP_VERSION,
+        }),
         MailMetricsModule,
         // The queue dashboard exists only when an operator set MAIL_ADMIN_TOKEN or MAIL_ADMIN_WRITE_TOKEN (else /admin/queues is a 404).
         ...(config.adminToken || config.adminWriteToken

@@ -88,7 +88,7 @@ describe('mail-api /metrics behind METRICS_TOKEN', () => {
     await request(t.url).get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`).expect(200);
     const samples = parsePrometheusText(apiText);
     // The SENDING campaigns together: audience, recipients by planning status, emails by delivery status.
-    expect(sampleValue(samples, 'mail_campaign_total_recipients')).toBe(2);
+    expect(sampleValue(samples, 'mail_campaign_total_recipients', { status: 'SENDING' })).toBe(2);
     expect(sampleValue(samples, 'mail_campaign_recipients', { status: 'QUEUED' })).toBe(1);
     expect(sampleValue(samples, 'mail_campaign_recipients', { status: 'PENDING' })).toBe(1);
     expect(sampleValue(samples, 'mail_campaign_emails', { status: 'QUEUED' })).toBe(1);

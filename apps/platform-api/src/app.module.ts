@@ -1,4 +1,5 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
+import { APP_VERSION } from './build-info.js';
 import { HealthModule, MetricsModule, QueueDashboardModule } from '@app/service-kit';
 import type { PlatformConfig } from './config/platform-config.js';
 import { CoreModule } from './core/core.module.js';
@@ -35,7 +36,13 @@ export class AppModule {
         EventsCoreModule,
         AuditCoreModule,
         HealthModule,
-        MetricsModule.forRoot({ service: 'platform-api', endpoint: true, queueNamePrefix: 'platform-', token: config.metricsToken }),
+        MetricsModule.forRoot({
+          service: 'platform-api',
+          endpoint: true,
+          queueNamePrefix: 'platform-',
+          token: config.metricsToken,
+          version: APP_VERSION,
+        }),
         QueueDashboardModule.forRoot({ publicRoute: false, access: PlatformQueueDashboardAccess }),
         BootstrapModule,
         AuthModule,

@@ -22,7 +22,7 @@ export interface RunWorkerOptions<TConfig> {
    * worker's probes (`/healthz`, `/readyz`) served on this port (0: a free one, logged); queues
    * named `<queueNamePrefix>...` are measured. Without it the worker serves no HTTP.
    */
-  metrics?: { port: (config: TConfig) => number; queueNamePrefix: string; token?: (config: TConfig) => string | null };
+  metrics?: { port: (config: TConfig) => number; queueNamePrefix: string; token?: (config: TConfig) => string | null; version?: string };
 }
 
 @Module({})
@@ -52,6 +52,7 @@ async function start<TConfig>(options: RunWorkerOptions<TConfig>): Promise<void>
             service: `${options.name}-worker`,
             queueNamePrefix: metrics.queueNamePrefix,
             token: metrics.token?.(config) ?? null,
+            version: metrics.version,
           }),
         ],
       }

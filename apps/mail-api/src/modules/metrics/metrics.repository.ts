@@ -19,8 +19,16 @@ export class MetricsRepository {
     await execute(db, `SELECT set_config('statement_timeout', $1, true)`, [String(milliseconds)]);
   }
 
-  async emailsByStatus(db: Db): Promise<StatusCountRow[]> {
-    return query<StatusCountRow>(db, `SELECT status, count(*)::int AS count FROM emails GROUP BY status`);
+  /**
+   * The backlog: emails QUEUED or SENDING, read through the partial index `emails_unfinished_idx`
+   * (only unfinished rows are in it), never a scan of the whole table. Finished emails are counted
+   * by the delivery counters (`mail_emails_sent_total{outcome}`), not here.
+   */
+  async unfinishedEmailsByStatus(db: Db): Promise<StatusCountRow[]> {
+    return query<StatusCountRow>(
+      db,
+      `SELECT status, count(*)::int AS count FROM emails WHERE status IN ('QUEUED', 'SENDING') GROUP BY status`,
+    );
   }
 
   async hasCampaignTables(db: Db): Promise<boolean> {
