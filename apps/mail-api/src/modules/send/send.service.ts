@@ -59,12 +59,14 @@ export class SendService {
     const message = resolveMessage(body, template, problems);
     if (!message) throw validationError(problems);
     // The development outbox takes any sender (unsigned, marked so by the worker): unsigned-delivery.ts.
-    if (!unverifiedSendersAllowed(this.config)) await this.domains.senderDomain(project, message.from.email);
+    if (!unverifiedSendersAllowed(this.config)) await this.domains.assertVerifiedSender(project, message.from.email);
 
     const scope = scopeOf(project);
-    const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    // Only a keyed send compares bodies: without a key, no serialization and hash of a body that may
+    // carry up to 16 MB of attachments.
+    const requestHash = idempotencyKey === undefined ? null : createHash('sha256').update(JSON.stringify(body)).digest('hex');
     const outcome = await this.dataSource.transaction(async (tx) => {
-      if (idempotencyKey !== undefined) {
+      if (idempotencyKey !== undefined && requestHash !== null) {
         const earlier = await this.repository.claimIdempotencyKey(tx, scope, { key: idempotencyKey, requestHash });
         if (earlier) return { replay: this.replay(earlier.request_hash, requestHash, earlier.response), written: null };
       }
@@ -112,9 +114,13 @@ export class SendService {
   private async write(tx: EntityManager, scope: ProjectScope, message: ResolvedMessage, body: SendEmailBody) {
     const emails = message.recipients.map((r) => r.email);
     const contactIds = await this.contacts.upsertRecipients(tx, scope, { emails, subscribed: body.subscribed ?? null });
+    // The signed link (an HMAC per recipient) only when subject or body can refer to it: a placeholder
+    // naming it contains the word, so a message without the word renders the same without it.
+    const linked = message.subject.includes('unsubscribeUrl') || message.body.includes('unsubscribeUrl');
     const recipients = message.recipients.map((to) => {
       const contactId = contactIds.get(to.email.toLowerCase()) as string;
-      const variables = { ...body.data, email: to.email, unsubscribeUrl: this.unsubscribeLinks.urlFor(scope.projectId, contactId) };
+      const variables: Record<string, unknown> = { ...body.data, email: to.email };
+      if (linked) variables.unsubscribeUrl = this.unsubscribeLinks.urlFor(scope.projectId, contactId);
       return { to, contactId, email: to.email, variables };
     });
     // Measured (the variables need the contact ids) before anything is rendered or stored; the refusal
