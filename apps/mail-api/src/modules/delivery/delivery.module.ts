@@ -8,11 +8,14 @@ import { EmailDeliveryQueue } from './email-delivery.queue.js';
 import { EmailDeliveryRepository } from './email-delivery.repository.js';
 import { EmailOutcomeEvents } from './email-outcome-events.js';
 import { MailTransport } from './mail-transport.js';
+import { MarketingFeeder } from './marketing-feeder.js';
+import { SendingRate } from './sending-rate.js';
 
 /**
  * The email queue: the producer (`EmailDeliveryQueue`, for the send endpoint, campaigns and
  * workflows) and the throttled delivery processor with its requeue sweep (run by the worker; the
- * limiter and concurrency are in email-queue-options.ts). `EmailDeliveryRepository` is the one writer
+ * limiter and concurrency are in email-queue-options.ts, the run-time rate in sending-rate.ts). Campaign
+ * and workflow mail reaches the queue through MarketingFeeder, round-robin by project. `EmailDeliveryRepository` is the one writer
  * of `emails` (the send endpoint inserts its rows through it).
  */
 @Module({
@@ -27,6 +30,8 @@ import { MailTransport } from './mail-transport.js';
     MailTransport,
     CampaignsRepository,
     CampaignCompletion,
+    SendingRate,
+    MarketingFeeder,
   ],
   exports: [EmailDeliveryQueue, EmailDeliveryRepository],
 })

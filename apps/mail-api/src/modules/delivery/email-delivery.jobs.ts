@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { OnJob, type OwnsQueueWorkerOptions, type QueueWorkerOptions } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
@@ -16,6 +16,8 @@ import { bouncedEvent, EmailOutcomeEvents } from './email-outcome-events.js';
 import { buildMessage, domainOf } from './email-message.js';
 import { emailQueueWorkerOptions } from './email-queue-options.js';
 import { isPermanentFailure, MailTransport } from './mail-transport.js';
+import { MarketingFeeder } from './marketing-feeder.js';
+import { SendingRate } from './sending-rate.js';
 import { unsignedReason } from './unsigned-delivery.js';
 
 /** Claims of one row before it is given up: a message that kills its worker every time must stop. */
@@ -62,12 +64,21 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     private readonly outcomes: EmailOutcomeEvents,
     private readonly tracking: TrackingLinks,
     private readonly campaigns: CampaignCompletion,
+    private readonly rate: SendingRate,
+    private readonly feeder: MarketingFeeder,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
   ) {}
 
   /** The email queue's worker: the deployment-wide sending limiter, its concurrency and lock. */
   queueWorkerOptions(queue: string): QueueWorkerOptions | undefined {
     return queue === EMAIL_QUEUE ? emailQueueWorkerOptions(this.config) : undefined;
+  }
+
+  /** Where the email queue's worker runs: the run-time rate re-paces it, and marketing mail is fed to it. */
+  queueWorkerStarted(queue: string, worker: Worker): void {
+    if (queue !== EMAIL_QUEUE) return;
+    this.rate.watchRate(worker);
+    this.feeder.start();
   }
 
   @OnJob({ queue: EMAIL_QUEUE, name: MailEmailJob.Deliver })
@@ -90,9 +101,11 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
       const unsubscribeUrl = marketing ? this.links.urlFor(email.projectId, email.contactId!) : null;
       const unsigned = email.dkim ? null : unsignedReason(this.config, domainOf(email.fromEmail));
       const tracked = marketing && this.config.tracking ? this.tracked(email) : null;
-      sent = await this.whileClaimed(scope, email, () =>
-        this.transport.send(buildMessage(email, unsubscribeUrl, unsigned, tracked), email.id),
-      );
+      sent = await this.whileClaimed(scope, email, async () => {
+        // The deployment-wide rate, across every worker (SendingRate): the last step before the relay.
+        await this.rate.admit();
+        return this.transport.send(buildMessage(email, unsubscribeUrl, unsigned, tracked), email.id);
+      });
     } catch (err) {
       return this.onSendError(job, scope, email, err);
     }
