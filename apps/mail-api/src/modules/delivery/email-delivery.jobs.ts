@@ -103,7 +103,7 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
       const tracked = marketing && this.config.tracking ? this.tracked(email) : null;
       sent = await this.whileClaimed(scope, email, async () => {
         // The deployment-wide rate, across every worker (SendingRate): the last step before the relay.
-        await this.rate.admit();
+        await this.rate.admit(job.opts.priority ?? 0);
         return this.transport.send(buildMessage(email, unsubscribeUrl, unsigned, tracked), email.id);
       });
     } catch (err) {

@@ -11,10 +11,14 @@ export const RATE_WATCH_MS = 1000;
 /**
  * GCRA (the "virtual scheduling" leaky bucket) on Redis' own clock: `tat` (theoretical arrival time,
  * microseconds) is when the next start is due. Up to ARGV[2] starts are taken while tat - now stays
- * within the tolerance; each pushes tat by one interval (1 s / rate). With no tolerance two starts are
- * never closer than one interval, so any 1 s window holds at most `rate` starts, + 1 on its boundary.
+ * within the tolerance; each pushes tat by one interval T = 1 s / rate, so the long-run rate is never
+ * above `rate`. The tolerance of T/2 lets a start come up to half an interval early: the waiters wake a
+ * few ms late (timers, the other waiters' calls), and without it each late start would be time lost
+ * for good (measured: 12.2/s of 14 with 64 waiters). Any window of W ms then holds at most
+ * floor((W + T/2) / T) + 1 starts: for 1 s, `rate` + 1 (the slot boundary the existing specs allow).
  * KEYS[1]: the rate set by `rate:set` (absent: ARGV[1], the process' MAIL_RATE_PER_SECOND), or ''
  * for the fixed rate ARGV[1]; KEYS[2]: tat. ARGV[3]: '1' = tolerate a second's burst.
+ * KEYS[3]: a stream that logs each grant on Redis' clock (its entry ids), or ''.
  * Returns {taken, ms to wait when none was taken, the rate in force}.
  */
 const TAKE = `
@@ -27,7 +31,7 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = 1000000 / rate
-local tolerance = 0
+local tolerance = interval / 2
 if ARGV[3] == '1' then tolerance = 1000000 - interval end
 local tat = tonumber(redis.call('GET', KEYS[2]) or '0')
 if tat < now then tat = now end
@@ -41,6 +45,7 @@ if taken == 0 then
   return {0, math.ceil((tat - now - tolerance) / 1000), rate}
 end
 redis.call('SET', KEYS[2], string.format('%.0f', tat), 'PX', 60000)
+if KEYS[3] ~= '' then redis.call('XADD', KEYS[3], 'MAXLEN', '~', '2000', '*', 'n', taken, 'rate', rate) end
 return {taken, 0, rate}
 `;
 
@@ -63,9 +68,11 @@ return {taken, 0, rate}
 @Injectable()
 export class SendingRate implements OnApplicationShutdown {
   private readonly logger = new Logger(SendingRate.name);
-  private readonly keys: { rate: string; gate: string; cap: (projectId: string) => string };
+  private readonly keys: ReturnType<typeof sendingRateKeys>;
   private watch?: NodeJS.Timeout;
   private current: number;
+  private readonly waiters: { priority: number; resolve: () => void }[] = [];
+  private pumping = false;
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
@@ -85,12 +92,40 @@ export class SendingRate implements OnApplicationShutdown {
     return this.current;
   }
 
-  /** Waits until this process may start one SMTP hand-off under the deployment's rate. */
-  async admit(): Promise<void> {
-    for (;;) {
-      const { taken, waitMs } = await this.take(this.keys.rate, this.keys.gate, this.config.ratePerSecond, 1, !isSpacedRate(this.current));
-      if (taken > 0) return;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(1, waitMs)));
+  /**
+   * Waits until this process may start one SMTP hand-off under the deployment's rate. The process'
+   * waiters queue here (lower `priority` first, then in arrival order) and one loop takes starts for
+   * them: a herd of waiters each polling Redis would make the starts late (measured: 12.8/s of 14 with
+   * 64 waiters polling), and a transactional email must not wait behind marketing mail fetched before it.
+   */
+  admit(priority = 0): Promise<void> {
+    return new Promise((resolve) => {
+      const at = this.waiters.findIndex((w) => w.priority > priority);
+      this.waiters.splice(at < 0 ? this.waiters.length : at, 0, { priority, resolve });
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.waiters.length > 0) {
+        let waitMs: number;
+        try {
+          const burst = !isSpacedRate(this.current);
+          const took = await this.take(this.keys.rate, this.keys.gate, this.config.ratePerSecond, this.waiters.length, burst);
+          for (const w of this.waiters.splice(0, took.taken)) w.resolve();
+          waitMs = took.taken > 0 ? 0 : Math.max(1, took.waitMs);
+        } catch (err) {
+          // Without Redis nothing is sent unthrottled: the waiters wait for it (BullMQ needs it too).
+          this.logger.warn({ err: (err as Error).message }, 'the sending rate gate is unreachable; waiting');
+          waitMs = 500;
+        }
+        if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    } finally {
+      this.pumping = false;
     }
   }
 
@@ -123,11 +158,16 @@ export class SendingRate implements OnApplicationShutdown {
   }
 
   private async take(rateKey: string, tatKey: string, rate: number, count: number, burst: boolean) {
-    const [taken, waitMs, inForce] = (await this.redis.eval(TAKE, 2, rateKey, tatKey, String(rate), String(count), burst ? '1' : '0')) as [
-      number,
-      number,
-      number,
-    ];
+    const [taken, waitMs, inForce] = (await this.redis.eval(
+      TAKE,
+      3,
+      rateKey,
+      tatKey,
+      rateKey ? this.keys.starts : '',
+      String(rate),
+      String(count),
+      burst ? '1' : '0',
+    )) as [number, number, number];
     if (rateKey) this.current = Number(inForce);
     return { taken, waitMs };
   }
@@ -138,6 +178,8 @@ export function sendingRateKeys(prefix: string) {
   return {
     rate: `${prefix}:mail:send-rate`,
     gate: `${prefix}:mail:send-gate`,
+    /** The last ~2,000 grants of the gate (entry ids: Redis' time in ms): what an operator checks the rate against. */
+    starts: `${prefix}:mail:send-starts`,
     cap: (projectId: string) => `${prefix}:mail:feed-cap:${projectId}`,
   };
 }
