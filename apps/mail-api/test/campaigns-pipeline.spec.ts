@@ -11,6 +11,7 @@ import { CampaignPipeline } from '../src/modules/campaigns/campaign-pipeline.ser
 import { CampaignSweep } from '../src/modules/campaigns/campaign-sweep.service.js';
 import type { MailCampaign, MailCampaignStats } from '../src/modules/campaigns/campaigns.dto.js';
 import { CAMPAIGN_QUEUE } from '../src/modules/campaigns/campaigns.queue.js';
+import { CampaignsRepository } from '../src/modules/campaigns/campaigns.repository.js';
 import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { insertVerifiedDomain, waitFor } from './support/delivery-fixtures.js';
@@ -370,5 +371,11 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     expect(contactsOf[0].n).toBe(0);
     expect(await stats(f, c.id)).toMatchObject({ sentCount: 0 });
     expect((await request(t.url).post(`/campaigns/${c.id}/test`).set(f.auth).send({ email: 'nope' })).status).toBe(422);
+  });
+
+  it('delivery completes campaigns through the same CampaignsRepository as the pipeline (one instance per process)', async () => {
+    const w = await startWorker();
+    expect(w.get(CampaignsRepository, { strict: false, each: true })).toHaveLength(1);
+    expect(t.app.get(CampaignsRepository, { strict: false, each: true })).toHaveLength(1);
   });
 });

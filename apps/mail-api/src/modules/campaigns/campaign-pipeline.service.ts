@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
-import { EmailDeliveryQueue, MailEmailPriority } from '../delivery/email-delivery.queue.js';
 import { EmailDeliveryRepository, type EmailToInsert } from '../delivery/email-delivery.repository.js';
 import { SegmentsService } from '../segments/segments.service.js';
 import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
@@ -59,7 +58,6 @@ export class CampaignPipeline {
     private readonly recipients: CampaignRecipientsRepository,
     private readonly segments: SegmentsService,
     private readonly emails: EmailDeliveryRepository,
-    private readonly deliveryQueue: EmailDeliveryQueue,
     private readonly queue: CampaignsQueue,
     private readonly unsubscribeLinks: UnsubscribeLinks,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
@@ -137,21 +135,6 @@ export class CampaignPipeline {
     // A batch whose recipients were all skipped sends nothing that would complete the campaign.
     await this.campaigns.completeIfFinished(this.dataSource, scope, campaignId);
     return { outcome: 'planned', emails: inserted.length, skipped: outcomes.length - inserted.length };
-  }
-
-  /**
-   * Delivery jobs again for fed emails whose job is gone (CampaignSweep), at campaign priority
-   * (transactional mail overtakes them); a failed add is re-done by the next sweep.
-   */
-  async enqueue(scope: ProjectScope, emailIds: string[]): Promise<void> {
-    try {
-      await this.deliveryQueue.enqueue(emailIds.map((id) => ({ id, projectId: scope.projectId, priority: MailEmailPriority.Campaign })));
-    } catch (err) {
-      this.logger.warn(
-        { err: (err as Error).message, emails: emailIds.length },
-        'enqueue of campaign emails failed; the sweep re-adds them',
-      );
-    }
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { CampaignCompletion } from '../campaigns/campaign-completion.js';
-import { CampaignsRepository } from '../campaigns/campaigns.repository.js';
+import { CampaignsRepositoryModule } from '../campaigns/campaigns-repository.module.js';
 import { UnsubscribeModule } from '../unsubscribe/unsubscribe.module.js';
+import { CampaignCompletion } from './campaign-completion.js';
 import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
 import { EmailDeliveryJobs } from './email-delivery.jobs.js';
 import { EmailDeliveryQueue } from './email-delivery.queue.js';
@@ -19,8 +19,8 @@ import { SendingRate } from './sending-rate.js';
  * of `emails` (the send endpoint inserts its rows through it).
  */
 @Module({
-  imports: [UnsubscribeModule],
-  // A campaign's last email completes the campaign (CampaignCompletion, through its one writer CampaignsRepository).
+  // A campaign's last email completes the campaign (CampaignCompletion, through the one CampaignsRepository).
+  imports: [UnsubscribeModule, CampaignsRepositoryModule],
   providers: [
     EmailDeliveryQueue,
     EmailDeliveryRepository,
@@ -28,7 +28,6 @@ import { SendingRate } from './sending-rate.js';
     EmailOutcomeEvents,
     EmailDeliveryJobs,
     MailTransport,
-    CampaignsRepository,
     CampaignCompletion,
     SendingRate,
     MarketingFeeder,
