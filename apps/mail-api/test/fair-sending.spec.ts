@@ -134,7 +134,7 @@ describe('fair sending between projects and a run-time rate, across two worker p
         await new Promise((r) => setTimeout(r, 1500));
       }
     })();
-    await sink.waitForMessages(() => receivedBy(b.suffix).length >= B_SIZE, 30_000);
+    await sink.waitForMessages(() => receivedBy(b.suffix).length >= B_SIZE, 60_000);
     bDone = true;
     await cLoop;
     const bLast = Math.max(...receivedBy(b.suffix).map((m) => m.receivedAt));

@@ -513,7 +513,9 @@ export class EmailDeliveryRepository {
 
   /**
    * Marks the oldest `count` waiting marketing emails of each project as fed (one statement for every
-   * project) and returns them, for their jobs to be added. A row cancelled meanwhile is not fed.
+   * project) and returns them, for their jobs to be added. A row cancelled meanwhile is not fed, and
+   * rows a cancel holds are skipped (fed next time, or never once CANCELLED) rather than waited for:
+   * the two statements lock rows in different orders, and waiting deadlocked them (bench, once).
    */
   feedMarketing(db: Db, input: { projectIds: string[]; counts: number[] }): Promise<FedEmail[]> {
     return query<FedEmail>(
@@ -523,7 +525,8 @@ export class EmailDeliveryRepository {
                 CROSS JOIN LATERAL (
                   SELECT w.id FROM emails w
                    WHERE w.project_id = q.project_id AND ${waitingMarketing('w')}
-                   ORDER BY w.queued_at, w.id LIMIT q.n) x) picked
+                   ORDER BY w.queued_at, w.id LIMIT q.n
+                     FOR UPDATE SKIP LOCKED) x) picked
         WHERE e.id = picked.id AND e.status = 'QUEUED' AND e.fed_at IS NULL
         RETURNING e.id, e.project_id AS "projectId", e.campaign_id AS "campaignId", e.workflow_id AS "workflowId"`,
       [input.projectIds, input.counts],
