@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
 import type { SendMailOptions } from 'nodemailer';
 import { DataSource } from 'typeorm';
 import { OnJob, type Db, type OwnsQueueWorkerOptions, type QueueWorkerOptions } from '@app/service-kit';
@@ -20,6 +20,8 @@ import { buildMessage, domainOf } from './email-message.js';
 import { emailQueueWorkerOptions } from './email-queue-options.js';
 import { isPermanentFailure, MailTransport } from './mail-transport.js';
 import { isThrottling, RelayThrottle } from './relay-throttle.js';
+import { MarketingFeeder } from './marketing-feeder.js';
+import { SendingRate } from './sending-rate.js';
 import { unsignedReason } from './unsigned-delivery.js';
 import { Verp } from './verp.js';
 
@@ -74,12 +76,21 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     private readonly throttle: RelayThrottle,
     private readonly verp: Verp,
     private readonly metrics: DeliveryMetrics,
+    private readonly rate: SendingRate,
+    private readonly feeder: MarketingFeeder,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
   ) {}
 
   /** The email queue's worker: the deployment-wide sending limiter, its concurrency and lock. */
   queueWorkerOptions(queue: string): QueueWorkerOptions | undefined {
     return queue === EMAIL_QUEUE ? emailQueueWorkerOptions(this.config) : undefined;
+  }
+
+  /** Where the email queue's worker runs: the run-time rate re-paces it, and marketing mail is fed to it. */
+  queueWorkerStarted(queue: string, worker: Worker): void {
+    if (queue !== EMAIL_QUEUE) return;
+    this.rate.watchRate(worker);
+    this.feeder.start();
   }
 
   @OnJob({ queue: EMAIL_QUEUE, name: MailEmailJob.Deliver })
@@ -111,7 +122,11 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     }
     let sent: { providerMessageId: string };
     try {
-      sent = await this.whileClaimed(scope, email, () => this.metrics.timed(() => this.transport.send(message, email.id)));
+      sent = await this.whileClaimed(scope, email, async () => {
+        // The deployment-wide rate, across every worker (SendingRate): the last step before the relay.
+        await this.rate.admit(job.opts.priority ?? 0);
+        return this.metrics.timed(() => this.transport.send(message, email.id));
+      });
     } catch (err) {
       return this.onSendError(job, scope, email, err);
     }
