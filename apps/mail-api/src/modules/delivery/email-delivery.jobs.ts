@@ -20,6 +20,7 @@ import { buildMessage, domainOf } from './email-message.js';
 import { emailQueueWorkerOptions } from './email-queue-options.js';
 import { isPermanentFailure, MailTransport } from './mail-transport.js';
 import { isThrottling, RelayThrottle } from './relay-throttle.js';
+import { SendSlots } from './send-slots.js';
 import { unsignedReason } from './unsigned-delivery.js';
 import { Verp } from './verp.js';
 
@@ -59,6 +60,7 @@ export type DeliveryOutcome =
 @Injectable()
 export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
   private readonly logger = new Logger(EmailDeliveryJobs.name);
+  private readonly slots: SendSlots;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -75,7 +77,9 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     private readonly verp: Verp,
     private readonly metrics: DeliveryMetrics,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
-  ) {}
+  ) {
+    this.slots = new SendSlots(config.smtpPoolSize);
+  }
 
   /** The email queue's worker: the deployment-wide sending limiter, its concurrency and lock. */
   queueWorkerOptions(queue: string): QueueWorkerOptions | undefined {
@@ -103,18 +107,25 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
       return { status: 'FAILED' };
     }
     const message = this.message(email);
-    // A pause that began while this email was being claimed: it goes back untouched.
-    const pausedNow = await this.throttle.pausedUntil();
-    if (pausedNow) {
-      await this.emails.releaseUntouched(this.dataSource, scope, { email });
-      return this.waitForRelay(job, pausedNow);
-    }
-    let sent: { providerMessageId: string };
+    let handOff: { sent: { providerMessageId: string } } | { pausedUntil: number };
     try {
-      sent = await this.whileClaimed(scope, email, () => this.metrics.timed(() => this.transport.send(message, email.id)));
+      handOff = await this.whileClaimed(scope, email, () =>
+        // With a free connection, right before the message goes on the wire: is the relay paused?
+        this.slots.run(async () => {
+          const pausedUntil = await this.throttle.pausedUntil();
+          if (pausedUntil) return { pausedUntil };
+          return { sent: await this.metrics.timed(() => this.transport.send(message, email.id)) };
+        }),
+      );
     } catch (err) {
       return this.onSendError(job, scope, email, err);
     }
+    if ('pausedUntil' in handOff) {
+      // A pause that began while this email was claimed or waiting for a connection: back untouched.
+      await this.emails.releaseUntouched(this.dataSource, scope, { email });
+      return this.waitForRelay(job, handOff.pausedUntil);
+    }
+    const { sent } = handOff;
     await this.markSent(scope, email, sent.providerMessageId);
     this.metrics.count('sent');
     return { status: 'SENT', providerMessageId: sent.providerMessageId };
