@@ -77,11 +77,13 @@ export function benchEnvironment(name) {
   }
 
   /** The API on a free port; resolves with the bootstrap project's id once /readyz answers. */
+  let apiPid = null;
   async function startApi(extra = {}) {
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
     const api = spawnNode(`${name}-api`, entryPoint('mail', 'api'), env({ MAIL_PORT: String(port), MAIL_PUBLIC_URL: apiUrl, ...extra }));
     children.push(api);
+    apiPid = api.child.pid;
     if (!(await waitUntil(() => httpOk(`${apiUrl}/readyz`), 60_000))) fail(`the mail API did not get ready (output above)`);
     return withClient(databaseUrl, async (c) => (await c.query(`SELECT id FROM projects WHERE name = 'Default'`)).rows[0].id);
   }
@@ -189,6 +191,10 @@ export function benchEnvironment(name) {
     insertDomain,
     seedContacts,
     api,
+    /** The API process's pid (RSS sampling), once started. */
+    apiPid: () => apiPid,
+    /** The API's base URL and the bootstrap project's secret key, for requests `api` does not make (CSV bodies). */
+    apiBase: () => ({ url: apiUrl, secretKey: SECRET_KEY }),
     deleteQueueKeys,
     cleanup,
   };
