@@ -168,7 +168,6 @@ describe('deliverability over whole campaigns (real Postgres, Redis, SMTP relay 
     // The observed rate during each pause is 0 but for the messages already handed over when it began: at
     // most one per pooled connection (they passed the pause check with a connection of their own, and the
     // sink, the API and the worker share this event loop, so the sink may see them late under load).
-    // Without the check at the connection (send-slots.ts) a whole backlog queued in nodemailer went out.
     for (const [until, length] of pauses) {
       const landed = sink.messages.filter((m) => m.receivedAt > until - length && m.receivedAt < until);
       expect({ until, length, landed: Math.min(landed.length, t.config.smtpPoolSize) }).toEqual({ until, length, landed: landed.length });
