@@ -20,8 +20,11 @@ export interface SmtpSink {
   messages: SinkMessage[];
   /** Answers to DATA that were not 250 (a refusal the sink was told to give), with their time. */
   refusals: { code: number; at: number; to?: string[] }[];
-  /** Connections opened so far, and DATA transfers that reached the end of the message. */
-  stats: { connections: number; dataReceived: number };
+  /**
+   * Connections opened so far, DATA transfers that reached the end of the message, and DATA answers
+   * held right now (`delayNextData`): a client is mid-send while `held` is above zero.
+   */
+  stats: { connections: number; dataReceived: number; held: number };
   /**
    * Answer per message (after DATA was read): a refusal `{code, message}` for the recipients, or null to
    * accept. Called for every message until unset (null).
@@ -72,7 +75,7 @@ function take<T extends { left: number }>(slot: T | null): T | null {
 export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
   const refusals: SmtpSink['refusals'] = [];
-  const stats = { connections: 0, dataReceived: 0 };
+  const stats = { connections: 0, dataReceived: 0, held: 0 };
   const plan: Plan = { refuse: null, dataDelay: null, connectDelay: null };
   const transactionStarts = new Map<string, number>();
   let answer: ((to: string[]) => { code: number; message: string } | null) | null = null;
@@ -139,8 +142,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           callback(null, `OK queued as sink-${messages.length}`);
         };
         const delay = take(plan.dataDelay);
-        if (delay) later(delay.ms, finish);
-        else finish();
+        if (!delay) return finish();
+        stats.held += 1;
+        later(delay.ms, () => {
+          stats.held -= 1;
+          finish();
+        });
       }, callback);
     },
   });

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { CampaignCompletion } from '../campaigns/campaign-completion.js';
-import { CampaignsRepository } from '../campaigns/campaigns.repository.js';
+import { CampaignsRepositoryModule } from '../campaigns/campaigns-repository.module.js';
 import { UnsubscribeModule } from '../unsubscribe/unsubscribe.module.js';
+import { CampaignCompletion } from './campaign-completion.js';
 import { SuppressionsRepository } from '../suppressions/suppressions.repository.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
@@ -20,8 +20,8 @@ import { Verp } from './verp.js';
  * of `emails` (the send endpoint inserts its rows through it).
  */
 @Module({
-  imports: [UnsubscribeModule],
-  // A campaign's last email completes the campaign (CampaignCompletion, through its one writer CampaignsRepository).
+  // A campaign's last email completes the campaign (CampaignCompletion, through the one CampaignsRepository).
+  imports: [UnsubscribeModule, CampaignsRepositoryModule],
   providers: [
     EmailDeliveryQueue,
     EmailDeliveryRepository,
@@ -29,7 +29,6 @@ import { Verp } from './verp.js';
     EmailOutcomeEvents,
     EmailDeliveryJobs,
     MailTransport,
-    CampaignsRepository,
     CampaignCompletion,
     // Deliverability (decisions.md): hard bounces suppress through the list's one writer; the relay's
     // throttling pauses every worker; VERP envelope senders for the inbound report listener.

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { OnJob, type Db, type OwnsQueueWorkerOptions, type QueueWorkerOptions } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { projectScope, type ProjectScope } from '../../core/scope/project-scope.js';
-import { CampaignCompletion } from '../campaigns/campaign-completion.js';
+import { CampaignCompletion } from './campaign-completion.js';
 import { addTracking } from '../engagement/email-tracking.js';
 import { TrackingLinks } from '../engagement/tracking-links.js';
 import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../maintenance/maintenance.queue.js';
