@@ -85,8 +85,12 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
   };
 
   it('renders the base and every overlay, every object valid against the Kubernetes schemas, unknown fields refused', () => {
-    expect(Object.keys(rendered.targets)).toEqual(['base', 'dev']);
+    expect(Object.keys(rendered.targets)).toEqual(['base', 'dev', 'production']);
     expect(validation).toMatch(/^all \d+ objects valid \(kubernetes-models [\d.]+ schemas; strict: no unknown fields\)$/m);
+    // With kubectl on the machine, `kubectl kustomize` renders every target exactly as our renderer does.
+    expect(validation).toMatch(
+      /^(kubectl kustomize renders every target the same|kubectl not found: not compared with kubectl kustomize)$/m,
+    );
   });
 
   it('runs each API and worker with probes on /readyz and /healthz, requests and limits, and a restricted security context', () => {
@@ -172,7 +176,7 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
         expect(container.args).toEqual(['migrate']);
         expect(container.image).toBe(find(objects, 'Deployment', app.api).spec.template.spec.containers[0].image);
         expect(job.spec.template.spec.restartPolicy).toBe('Never');
-        expect(job.metadata.annotations?.['argocd.argoproj.io/hook']).toBe('PreSync');
+        expect(job.metadata.annotations?.['argocd.argoproj.io/hook']).toBe('Sync');
         expect(job.metadata.labels?.['app.kubernetes.io/component']).toBe('migrate');
       }
     }
@@ -187,6 +191,102 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
     expect(images.filter((i: string) => i.includes('backoffice/')).every((i: string) => i.endsWith(':dev'))).toBe(true);
     expect(find(dev, 'HorizontalPodAutoscaler', 'mail-worker').spec.minReplicas).toBe(1);
     for (const name of ['postgres', 'redis', 'mailpit']) find(dev, 'Service', name);
+  });
+
+  it('orders itself in sync waves: everything the migrate Jobs read comes in an earlier wave, the Deployments after them', () => {
+    const wave = (o: K8sObject) => Number(o.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 'NaN');
+    for (const [target, objects] of all()) {
+      for (const o of objects)
+        expect({ target, object: `${o.kind}/${o.metadata.name}`, wave: Number.isInteger(wave(o)) }).toMatchObject({ wave: true });
+      for (const app of Object.values(APPS)) {
+        const job = find(objects, 'Job', `${app.api.replace('-api', '')}-migrate`);
+        const pod = job.spec.template.spec;
+        // Everything the Job names: its ServiceAccount, ConfigMaps and Secrets, and (dev) the database it migrates.
+        const referenced = [
+          ['ServiceAccount', pod.serviceAccountName],
+          ...pod.containers.flatMap((c: { envFrom: { configMapRef?: { name: string }; secretRef?: { name: string } }[] }) =>
+            c.envFrom.map((e) => (e.configMapRef ? ['ConfigMap', e.configMapRef.name] : ['Secret', e.secretRef?.name])),
+          ),
+          ...objects
+            .filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'dependency')
+            .map((o) => [o.kind, o.metadata.name]),
+        ] as [string, string][];
+        for (const [kind, name] of referenced) {
+          // Secrets are applied by hand in the base (the template) and come from ExternalSecrets in production.
+          const source =
+            objects.find((o) => o.kind === kind && o.metadata.name === name) ??
+            objects.find((o) => o.kind === 'ExternalSecret' && o.spec.target.name === name) ??
+            find(rendered.templates, kind, name);
+          expect({ target, job: job.metadata.name, ref: `${kind}/${name}`, earlier: wave(source) < wave(job) }).toMatchObject({
+            earlier: true,
+          });
+        }
+        for (const name of [app.api, app.worker]) {
+          expect({ target, name, after: wave(find(objects, 'Deployment', name)) > wave(job) }).toMatchObject({ after: true });
+        }
+      }
+    }
+  });
+
+  it('production: images by digest, zone spread, restricted PSA, PodMonitors with METRICS_TOKEN, alert rules; dev pulls mutable tags always', () => {
+    const production = rendered.targets.production;
+    const namespace = find(production, 'Namespace', 'backoffice');
+    expect(namespace.metadata.labels).toMatchObject({
+      'pod-security.kubernetes.io/enforce': 'restricted',
+      'pod-security.kubernetes.io/warn': 'restricted',
+      'pod-security.kubernetes.io/audit': 'restricted',
+    });
+    for (const app of Object.values(APPS)) {
+      for (const [name, port] of [
+        [app.api, 'http'],
+        [app.worker, 'metrics'],
+      ]) {
+        const pod = find(production, 'Deployment', name).spec.template.spec;
+        expect(pod.containers[0].image).toMatch(/^registry\.example\.com\/backoffice\/[a-z-]+@sha256:[0-9a-f]{64}$/);
+        expect(pod.topologySpreadConstraints.map((c: { topologyKey: string }) => c.topologyKey).sort()).toEqual([
+          'kubernetes.io/hostname',
+          'topology.kubernetes.io/zone',
+        ]);
+        for (const c of pod.topologySpreadConstraints) expect(c.labelSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': name });
+        // Scraped on the container's named port with the app's METRICS_TOKEN (the same Secret key the app reads).
+        const monitor = find(production, 'PodMonitor', name);
+        expect(monitor.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': name });
+        expect(pod.containers[0].ports.map((p: { name: string }) => p.name)).toContain(port);
+        expect(monitor.spec.podMetricsEndpoints).toEqual([
+          expect.objectContaining({
+            port,
+            path: '/metrics',
+            authorization: { type: 'Bearer', credentials: { name: app.secret, key: 'METRICS_TOKEN' } },
+          }),
+        ]);
+        expect(Object.keys(find(rendered.templates, 'Secret', app.secret).stringData ?? {})).toContain('METRICS_TOKEN');
+      }
+      const job = find(production, 'Job', `${app.api.replace('-api', '')}-migrate`);
+      expect(job.spec.template.spec.containers[0].image).toBe(
+        find(production, 'Deployment', app.api).spec.template.spec.containers[0].image,
+      );
+    }
+    const rules = find(production, 'PrometheusRule', 'backoffice').spec.groups.flatMap((g: { rules: { expr: string }[] }) => g.rules);
+    const exprs = rules.map((r: { expr: string }) => r.expr).join('\n');
+    for (const metric of [
+      'bullmq_queue_oldest_waiting_seconds',
+      'bullmq_job_failures_total',
+      'status_code=~"5.."',
+      'histogram_quantile(0.99',
+      'mail_relay_throttle_pauses_total',
+    ]) {
+      expect(exprs).toContain(metric);
+    }
+    expect(find(production, 'Service', 'mail-worker-inbound').spec.type).toBe('LoadBalancer');
+    // Dev runs mutable `dev` tags: always pulled.
+    for (const o of rendered.targets.dev.filter(
+      (x) => (x.kind === 'Deployment' || x.kind === 'Job') && x.metadata.name.match(/^(platform|mail)-/),
+    )) {
+      expect({ name: o.metadata.name, policy: o.spec.template.spec.containers[0].imagePullPolicy }).toEqual({
+        name: o.metadata.name,
+        policy: 'Always',
+      });
+    }
   });
 
   it('has every documented variable (docs/configuration.md) in a ConfigMap or the Secret template of its app, and no variable the app does not read', () => {
