@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -286,6 +286,54 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
         name: o.metadata.name,
         policy: 'Always',
       });
+    }
+  });
+
+  it('opens the product paths only on the Ingress, and fences the pods with NetworkPolicies', () => {
+    // The first path segment of every @Controller('...') of an app: its product route prefixes.
+    const controllerPrefixes = (app: string) => {
+      const dir = path.join(REPO, 'apps', app, 'src');
+      const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.controller.ts'));
+      const texts = files.map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
+      return new Set([...texts.matchAll(/@Controller\(\s*['"`]([^'"`/]+)/g)].map((m) => `/${m[1]}`));
+    };
+    for (const [target, objects] of all()) {
+      const ingress = find(objects, 'Ingress', 'backoffice');
+      for (const rule of ingress.spec.rules) {
+        const service = rule.http.paths[0].backend.service.name as string;
+        const prefixes = controllerPrefixes(service);
+        for (const p of rule.http.paths) {
+          expect({ target, path: p.path, product: prefixes.has(p.path), service: p.backend.service.name }).toEqual({
+            target,
+            path: p.path,
+            product: true,
+            service,
+          });
+        }
+        for (const op of ['/metrics', '/admin', '/docs', '/openapi.json', '/healthz', '/readyz', '/']) {
+          expect(rule.http.paths.map((p: { path: string }) => p.path)).not.toContain(op);
+        }
+      }
+      const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+      const deny = find(objects, 'NetworkPolicy', 'backoffice-default-deny');
+      expect(deny.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+      expect(deny.spec.ingress ?? []).toEqual([]);
+      expect(deny.spec.egress ?? []).toEqual([]);
+      for (const app of Object.values(APPS)) {
+        for (const name of [app.api, app.worker, `${app.api.replace('-api', '')}-migrate`]) {
+          expect(deny.spec.podSelector.matchExpressions[0].values).toContain(name);
+        }
+      }
+      // Who may reach the APIs: the ingress controller and monitoring namespaces only (plus the platform to the mail-api).
+      const apis = find(objects, 'NetworkPolicy', 'backoffice-apis-ingress');
+      expect(apis.spec.ingress[0].from.map((f: any) => f.namespaceSelector.matchLabels['kubernetes.io/metadata.name']).sort()).toEqual([
+        'ingress-nginx',
+        'monitoring',
+      ]);
+      expect(find(objects, 'NetworkPolicy', 'mail-worker-inbound-smtp').spec.ingress).toEqual([{ ports: [{ port: 'smtp-inbound' }] }]);
+      // Egress: only DNS, Postgres, Redis, SMTP, HTTP(S) (AI provider, S3, webhooks) and the mail-api.
+      const ports = policies.flatMap((o) => (o.spec.egress ?? []).flatMap((e: any) => (e.ports ?? []).map((p: any) => p.port)));
+      expect([...new Set(ports)].sort()).toEqual([1025, 25, 443, 465, 5432, 53, 587, 6379, 80, 'http'].sort());
     }
   });
 
