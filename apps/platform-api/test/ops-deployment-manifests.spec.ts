@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -412,6 +412,38 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
     expect(compose.services['platform-api'].environment.AUTH_JWT_SECRET).toMatch(/^\$\{AUTH_JWT_SECRET:\?/);
     expect(compose.services['mail-worker'].environment.MAIL_SECRETS_KEY).toMatch(/^\$\{MAIL_SECRETS_KEY:\?/);
     expect(compose.services['mail-worker'].environment.MAIL_SMTP_URL).toBe('smtp://mailpit:1025');
+  });
+
+  it('compose: docker/compose-init writes every required secret, fresh and private; APIs on 127.0.0.1; grace periods match the drains', async () => {
+    const compose = YAML.parse(read('docker/compose.yaml'), { merge: true }) as { services: Record<string, any> };
+    const required = new Set([...read('docker/compose.yaml').matchAll(/\$\{([A-Z_]+):\?/g)].map((m) => m[1]));
+    expect(required.size).toBeGreaterThan(5);
+    const envs: Record<string, string>[] = [];
+    for (const n of [1, 2]) {
+      const file = path.join(tmp, `compose-${n}.env`);
+      await run(path.join(REPO, 'docker/compose-init'), [file]);
+      expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
+      envs.push(Object.fromEntries([...readFileSync(file, 'utf8').matchAll(/^([A-Z_]+)=(.*)$/gm)].map((m) => [m[1], m[2]])));
+      // Never overwrites: the data is encrypted and signed with those secrets.
+      await expect(run(path.join(REPO, 'docker/compose-init'), [file])).rejects.toThrow(/not overwriting/);
+    }
+    for (const name of required) {
+      expect({ name, set: (envs[0][name] ?? '').length >= 16 }).toEqual({ name, set: true });
+      if (name !== 'PLATFORM_BOOTSTRAP_ADMIN_EMAIL')
+        expect({ name, fresh: envs[0][name] !== envs[1][name] }).toEqual({ name, fresh: true });
+    }
+    expect(envs[0].MAIL_SECRETS_KEY).toMatch(/^[0-9a-f]{64}$/);
+    expect(envs[0].METRICS_TOKEN.length).toBeGreaterThanOrEqual(24);
+    expect(envs[0].MAIL_BOOTSTRAP_SECRET_KEY).toMatch(/^sk_[0-9a-f]{48}$/);
+    for (const name of ['platform-api', 'mail-api']) {
+      for (const port of compose.services[name].ports) expect(port).toMatch(/^127\.0\.0\.1:/);
+    }
+    // Compose waits as long as Kubernetes does before killing a service: the drain of each.
+    const seconds = (v: string) => Number(/^(\d+)s$/.exec(v)?.[1] ?? Number(/^(\d+)m$/.exec(v)?.[1]) * 60);
+    for (const name of ['platform-api', 'platform-worker', 'mail-api', 'mail-worker']) {
+      const grace = find(rendered.targets.base, 'Deployment', name).spec.template.spec.terminationGracePeriodSeconds;
+      expect({ name, grace: seconds(compose.services[name].stop_grace_period) }).toEqual({ name, grace });
+    }
   });
 
   it("the entry point runs the app's API, worker, migrate command or CLI, and refuses anything else", async () => {
