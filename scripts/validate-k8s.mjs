@@ -27,7 +27,7 @@ const REPO = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const K8S = path.join(REPO, 'k8s');
 /** Objects applied by hand (not part of any kustomization), validated as they are. */
 const TEMPLATES = ['k8s/base/secrets.template.yaml'];
-const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'namespace', 'labels', 'resources', 'images', 'patches']);
+const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'namespace', 'labels', 'resources', 'components', 'images', 'patches']);
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'PersistentVolume', 'StorageClass', 'PriorityClass']);
 
 /** Custom resources the overlays use: `apiVersion kind` -> the spec fields each must have. */
@@ -63,6 +63,20 @@ function render(dir) {
     const target = path.resolve(dir, entry);
     if (!existsSync(target)) throw new ManifestError(`${where}: resource ${entry} does not exist`);
     objects.push(...(statSync(target).isDirectory() ? render(target) : readYamlDocuments(target)));
+  }
+  // Components (kind: Component) add their resources and patch what the kustomization has so far.
+  for (const entry of kustomization.components ?? []) {
+    const componentDir = path.resolve(dir, entry);
+    const [component] = readYamlDocuments(path.join(componentDir, 'kustomization.yaml'));
+    const componentWhere = path.relative(REPO, path.join(componentDir, 'kustomization.yaml'));
+    if (component.kind !== 'Component') throw new ManifestError(`${componentWhere}: kind must be Component`);
+    for (const field of Object.keys(component)) {
+      if (!['apiVersion', 'kind', 'resources', 'patches'].includes(field)) {
+        throw new ManifestError(`${componentWhere}: field "${field}" is not supported by this renderer`);
+      }
+    }
+    for (const file of component.resources ?? []) objects.push(...readYamlDocuments(path.resolve(componentDir, file)));
+    for (const patch of component.patches ?? []) objects = applyPatch(objects, patch, componentDir, componentWhere);
   }
   for (const patch of kustomization.patches ?? []) objects = applyPatch(objects, patch, dir, where);
   for (const image of kustomization.images ?? []) setImages(objects, image);
@@ -117,7 +131,9 @@ function applyPatch(objects, patch, dir, where) {
     for (const doc of readYamlDocuments(path.resolve(dir, patch.path))) {
       const target = objects.find((o) => o.kind === doc.kind && o.metadata?.name === doc.metadata?.name);
       if (!target) throw new ManifestError(`${where}: patch ${patch.path} targets ${id(doc)}, which does not exist`);
-      Object.assign(target, strategicMerge(target, doc));
+      // `$patch: delete` at the top removes the object.
+      if (doc.$patch === 'delete') objects = objects.filter((o) => o !== target);
+      else Object.assign(target, strategicMerge(target, doc));
     }
     return objects;
   }
@@ -129,6 +145,15 @@ function applyPatch(objects, patch, dir, where) {
       (!patch.target.name || new RegExp(`^${patch.target.name}$`).test(o.metadata?.name)),
   );
   if (targets.length === 0) throw new ManifestError(`${where}: patch target ${JSON.stringify(patch.target)} matches nothing`);
+  // A strategic merge patch (an object) applied to every target; `$patch: delete` removes them.
+  if (!Array.isArray(operations)) {
+    if (operations.$patch === 'delete') return objects.filter((o) => !targets.includes(o));
+    for (const obj of targets) {
+      const rest = Object.fromEntries(Object.entries(operations).filter(([key]) => !['apiVersion', 'kind', 'metadata'].includes(key)));
+      Object.assign(obj, strategicMerge(obj, rest));
+    }
+    return objects;
+  }
   for (const obj of targets) for (const op of operations) applyJsonPatch(obj, op, where);
   return objects;
 }

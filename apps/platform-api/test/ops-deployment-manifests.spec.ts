@@ -85,7 +85,7 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
   };
 
   it('renders the base and every overlay, every object valid against the Kubernetes schemas, unknown fields refused', () => {
-    expect(Object.keys(rendered.targets)).toEqual(['base', 'dev', 'production']);
+    expect(Object.keys(rendered.targets)).toEqual(['base', 'dev', 'production', 'production-keda']);
     expect(validation).toMatch(/^all \d+ objects valid \(kubernetes-models [\d.]+ schemas; strict: no unknown fields\)$/m);
     // With kubectl on the machine, `kubectl kustomize` renders every target exactly as our renderer does.
     expect(validation).toMatch(
@@ -164,9 +164,16 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
           const deployment = find(objects, 'Deployment', name);
           // The HPA owns the replica count: a re-apply must not reset it.
           expect({ name, replicas: deployment.spec.replicas }).toEqual({ name, replicas: undefined });
-          const hpa = find(objects, 'HorizontalPodAutoscaler', name);
-          expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
-          expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
+          // With the KEDA component the workers' ScaledObject replaces their CPU HPA (KEDA creates its own).
+          const scaled = objects.find((o) => o.kind === 'ScaledObject' && o.metadata.name === name);
+          if (scaled) {
+            expect(scaled.spec.scaleTargetRef).toEqual({ name });
+            expect(objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === name)).toBe(false);
+          } else {
+            const hpa = find(objects, 'HorizontalPodAutoscaler', name);
+            expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
+            expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
+          }
           const pdb = find(objects, 'PodDisruptionBudget', name);
           expect(pdb.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
           expect(deployment.spec.template.metadata.labels).toMatchObject(deployment.spec.selector.matchLabels);
@@ -287,6 +294,35 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
         policy: 'Always',
       });
     }
+  });
+
+  it('KEDA component: each worker scales on the oldest-waiting age of each of its queues, CPU as fallback, no second HPA', () => {
+    const keda = rendered.targets['production-keda'];
+    const queueNames = (source: string) => [...read(source).matchAll(/export const \w+_QUEUE = '([a-z-]+)'/g)].map((m) => m[1]);
+    for (const [name, app] of [
+      ['mail-worker', 'mail-api'],
+      ['platform-worker', 'platform-api'],
+    ]) {
+      const scaled = find(keda, 'ScaledObject', name);
+      const triggers = scaled.spec.triggers as { type: string; metadata: { query?: string; value?: string } }[];
+      const queues = triggers.filter((t) => t.type === 'prometheus').map((t) => /queue="([^"]+)"/.exec(t.metadata.query ?? '')?.[1]);
+      for (const t of triggers.filter((x) => x.type === 'prometheus'))
+        expect(t.metadata.query).toMatch(/^max\(bullmq_queue_oldest_waiting_seconds\{queue="[a-z-]+"\}\)$/);
+      // Every queue of the app whose name starts with the app prefix (the ones its worker consumes and exports).
+      const prefix = `${app.replace('-api', '')}-`;
+      const declared = execQueues(app).filter((q) => q.startsWith(prefix));
+      expect({ name, queues: [...queues].sort() }).toEqual({ name, queues: declared.sort() });
+      expect(triggers.at(-1)).toEqual({ type: 'cpu', metricType: 'Utilization', metadata: { value: '70' } });
+      expect(scaled.spec.fallback.replicas).toBeGreaterThanOrEqual(1);
+      expect(keda.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === name)).toBe(false);
+    }
+    function execQueues(app: string): string[] {
+      const dir = path.join(REPO, 'apps', app, 'src');
+      const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.queue.ts'));
+      return [...new Set(files.flatMap((f) => queueNames(path.join('apps', app, 'src', f))))];
+    }
+    // The other targets keep the CPU HPAs.
+    find(rendered.targets.production, 'HorizontalPodAutoscaler', 'mail-worker');
   });
 
   it('opens the product paths only on the Ingress, and fences the pods with NetworkPolicies', () => {
