@@ -98,7 +98,8 @@ export class CampaignPipeline {
     const range = batchRange(batch);
     if (await this.recipients.isPlanned(this.dataSource, scope, { campaignId, fromSeq: range.fromSeq })) {
       // Planned before (a retry after the commit, or a duplicate): its delivery jobs may not have been added.
-      await this.enqueue(scope, await this.recipients.queuedEmailIds(this.dataSource, scope, { campaignId, ...range }));
+      const emailIds = await this.recipients.queuedEmailIds(this.dataSource, scope, { campaignId, ...range });
+      await this.deliveryQueue.enqueueOrLeaveToSweep(scope, { emailIds, priority: MailEmailPriority.Campaign });
       return { outcome: 'skipped', reason: 'batch planned already' };
     }
     // A first look without the lock spares rendering a batch that must wait anyway.
@@ -132,25 +133,11 @@ export class CampaignPipeline {
     if (!result) return { outcome: 'skipped', reason: 'campaign no longer SENDING' };
     if (result.kind === 'wait') return { outcome: 'wait', ms: result.ms };
     const inserted = result.rows;
-    await this.enqueue(
-      scope,
-      inserted.map((r) => r.id),
-    );
+    // Campaign priority: transactional mail overtakes it.
+    await this.deliveryQueue.enqueueOrLeaveToSweep(scope, { emailIds: inserted.map((r) => r.id), priority: MailEmailPriority.Campaign });
     // A batch whose recipients were all skipped sends nothing that would complete the campaign.
     await this.campaigns.completeIfFinished(this.dataSource, scope, campaignId);
     return { outcome: 'planned', emails: inserted.length, skipped: outcomes.length - inserted.length };
-  }
-
-  /** Delivery jobs at campaign priority (transactional mail overtakes them); a failed add is re-done by the sweeps. */
-  async enqueue(scope: ProjectScope, emailIds: string[]): Promise<void> {
-    try {
-      await this.deliveryQueue.enqueue(emailIds.map((id) => ({ id, projectId: scope.projectId, priority: MailEmailPriority.Campaign })));
-    } catch (err) {
-      this.logger.warn(
-        { err: (err as Error).message, emails: emailIds.length },
-        'enqueue of campaign emails failed; the sweep re-adds them',
-      );
-    }
   }
 
   /**

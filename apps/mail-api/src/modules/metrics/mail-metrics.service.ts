@@ -8,7 +8,7 @@ import { MetricsRepository, type CampaignStatusCountRow, type SendingCampaignRow
 export const MAIL_METRICS_CACHE_MS = 15_000;
 const STATEMENT_TIMEOUT_MS = 5_000;
 /** Always reported (0 when none), so an alert on a status has a series before the first such row. */
-const EMAIL_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'FAILED', 'CANCELLED'];
+const EMAIL_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'FAILED', 'CANCELLED', 'SUPPRESSED', 'BOUNCED'];
 const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'];
 
 /** Counts by status with every known status present. */

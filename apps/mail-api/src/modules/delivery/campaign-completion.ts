@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { projectScope } from '../../core/scope/project-scope.js';
-import { CampaignsRepository } from './campaigns.repository.js';
+import { CampaignsRepository } from '../campaigns/campaigns.repository.js';
 
 /** How long a worker gathers the outcomes of one campaign's emails before it checks that campaign once. */
 const CHECK_DELAY_MS = 200;
