@@ -12,15 +12,16 @@ import pg from 'pg';
 import {
   APPS,
   REPO_ROOT,
-  describeExit,
   entryPoint,
   missingEntryPoints,
+  runMigrate,
   spawnNode,
+  startHttpApp,
   stopProcesses,
   withDatabase,
 } from '../scripts/lib/apps.mjs';
 import { deleteRedisKeys, dropDatabase } from '../scripts/lib/databases.mjs';
-import { freePort, httpOk, redactUrl, redisPing, sleep, waitUntil } from '../scripts/lib/probes.mjs';
+import { freePort, redactUrl, redisPing, sleep } from '../scripts/lib/probes.mjs';
 import { formatSummary, profiledEnv, summarizeProfile, takeProfile } from './lib/cpu-profile-summary.mjs';
 import { writeBenchResult } from './lib/results.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
@@ -47,15 +48,9 @@ function positiveInt(name, fallback) {
 }
 
 async function startPlatform(env) {
-  const migrate = spawnNode('platform-migrate', entryPoint('platform', 'migrate'), env);
-  children.push(migrate);
-  const migrated = await migrate.exited;
-  if (migrated.code !== 0) fail(`platform migrations ${describeExit(migrated)} (output above)`);
-  const api = spawnNode('platform-api', entryPoint('platform', 'api'), env);
-  children.push(api);
+  await runMigrate('platform', env, { track: children });
   const url = `http://127.0.0.1:${env.PLATFORM_PORT}`;
-  const outcome = await Promise.race([waitUntil(() => httpOk(`${url}/healthz`), 60_000, 200), api.exited]);
-  if (outcome !== true) fail(`platform-api ${outcome === false ? 'did not answer /healthz within 60 s' : describeExit(outcome)}`);
+  await startHttpApp({ label: 'platform-api', script: entryPoint('platform', 'api'), env, url, track: children });
   const profiled = CPU_PROF_DIR ? profiledEnv(env, CPU_PROF_DIR, 'platform-worker') : null;
   worker = Object.assign(spawnNode('platform-worker', entryPoint('platform', 'worker'), profiled?.env ?? env), {
     profileFile: profiled?.file,

@@ -11,11 +11,12 @@ import pg from 'pg';
 import {
   APPS,
   REPO_ROOT,
-  describeExit,
   entryPoint,
   missingEntryPoints,
   parseAppList,
+  runMigrate,
   spawnNode,
+  startHttpApp,
   stopProcesses,
   withDatabase,
 } from '../scripts/lib/apps.mjs';
@@ -267,20 +268,13 @@ async function startApis(apps, credentials) {
   }
   if (urls.mail) env.PLATFORM_MAIL_API_URL = urls.mail;
   for (const app of apps) {
-    const migration = spawnNode(`${app}-migrate`, entryPoint(app, 'migrate'), env);
-    children.push(migration);
-    const result = await migration.exited;
-    if (result.code !== 0) fail(`${app} migrations ${describeExit(result)} (output above)`);
+    await runMigrate(app, env, { track: children });
   }
   for (const app of apps) {
     const profiled = CPU_PROF_DIR ? profiledEnv(env, CPU_PROF_DIR, `${app}-api`) : null;
-    const api = spawnNode(`${app}-api`, entryPoint(app, 'api'), profiled?.env ?? env);
-    children.push(api);
+    const script = entryPoint(app, 'api');
+    const api = await startHttpApp({ label: `${app}-api`, script, env: profiled?.env ?? env, url: urls[app], track: children });
     apiProcesses[app] = { api, profileFile: profiled?.file };
-    const healthy = waitUntil(() => httpOk(`${urls[app]}/healthz`), 60_000, 200);
-    const outcome = await Promise.race([healthy, api.exited]);
-    if (outcome === false) fail(`${app}-api did not answer ${urls[app]}/healthz within 60 s`);
-    if (outcome !== true) fail(`${app}-api ${describeExit(outcome)} before answering /healthz (output above)`);
   }
   return urls;
 }
