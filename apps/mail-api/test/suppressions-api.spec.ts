@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
+import { isPlainEmailAddress } from '../src/modules/suppressions/email-address.js';
 import { csvRecordBatches } from '../src/modules/suppressions/suppression-csv.js';
 import { bearer, createProject, expectMailError, expectValidationError } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
@@ -25,6 +26,35 @@ describe('csv reader', () => {
       ['ü@ex.de', ''],
       ['last@x.io'],
     ]);
+  });
+
+  it('reads unquoted lines on the fast path and switches to quotes mid-stream, in any chunking', async () => {
+    const text = 'email\nplain@x.io\n"quoted@x.io"\nafter@x.io\r\nlast@x.io';
+    for (const size of [1, 2, 5, 1000]) {
+      expect(await records(text, size)).toEqual([['email'], ['plain@x.io'], ['quoted@x.io'], ['after@x.io'], ['last@x.io']]);
+    }
+  });
+
+  it('checks import addresses in one pass (no regular expression)', () => {
+    for (const ok of ['a@b.co', 'a.b+c@x-y.example.org', "o'neil@example.ie", 'UP@EXAMPLE.COM']) expect(isPlainEmailAddress(ok)).toBe(true);
+    for (const bad of [
+      '.a@b.co',
+      'a.@b.co',
+      'a..b@b.co',
+      'a@b',
+      'a@-b.co',
+      'a@b-.co',
+      'a@b.c1',
+      'a b@c.co',
+      'a@b.co.',
+      '@b.co',
+      'a@',
+      `${'x'.repeat(65)}@b.co`,
+      'a@b..co',
+      `a@${'b'.repeat(64)}.co`,
+    ]) {
+      expect({ bad, ok: isPlainEmailAddress(bad) }).toEqual({ bad, ok: false });
+    }
   });
 
   it('cuts a record without line breaks at maxRecordChars instead of growing without bound', async () => {

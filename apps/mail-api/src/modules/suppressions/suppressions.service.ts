@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { isEmail } from 'class-validator';
 import { DataSource } from 'typeorm';
 import { ErrorCode, type MailList } from '@app/contracts';
 import { DomainError, type Db } from '@app/service-kit';
 import type { ProjectContext } from '../../core/auth/project-context.js';
 import { decodeCursor, encodeCursor, takePage } from '../../core/http/pagination.js';
 import { scopeOf, type ProjectScope } from '../../core/scope/project-scope.js';
+import { isPlainEmailAddress } from './email-address.js';
 import { csvRecordBatches } from './suppression-csv.js';
 import {
   MAX_EMAIL,
@@ -113,7 +113,7 @@ function headerColumns(header: string[]): { email: number; reason: number } {
 
 function importRow(record: string[], columns: { email: number; reason: number }): SuppressionToAdd | null {
   const email = (record[columns.email] ?? '').trim();
-  if (email.length === 0 || email.length > MAX_EMAIL || !isEmail(email)) return null;
+  if (email.length > MAX_EMAIL || !isPlainEmailAddress(email)) return null;
   const reasonText = columns.reason >= 0 ? (record[columns.reason] ?? '').trim().toUpperCase() : '';
   const reason = (reasonText || 'MANUAL') as SuppressionReason;
   if (!SUPPRESSION_REASONS.includes(reason)) return null;
