@@ -10,8 +10,8 @@
 import autocannon from 'autocannon';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
 import { APPS, describeExit, entryPoint, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
+import { sqlQuery } from '../scripts/lib/databases.mjs';
 import { freePort, httpOk, sleep, waitUntil } from '../scripts/lib/probes.mjs';
 import { writeBenchResult } from './lib/results.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
@@ -28,20 +28,10 @@ function rssMb(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-async function sql(url, text, params = []) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
 async function recreate(url) {
   const name = new URL(url).pathname.slice(1);
   const admin = withDatabase(url, 'postgres');
-  await sql(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await sqlQuery(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   databases.push({ admin, name });
 }
 
@@ -115,7 +105,7 @@ async function platformWorkload(urls, credentials) {
 
 async function mailWorkload(urls, env, credentials) {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  await sql(
+  await sqlQuery(
     env.MAIL_DATABASE_URL,
     `INSERT INTO domains (project_id, domain, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
      SELECT id, 'load.example.com', 'VERIFIED', 'load', 'load', $1, $2, now() FROM projects ON CONFLICT DO NOTHING`,
@@ -247,5 +237,5 @@ async function main() {
 await runBenchScript('load', main, async () => {
   await stopProcesses(children);
   await sleep(200);
-  for (const { admin, name } of databases) await sql(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+  for (const { admin, name } of databases) await sqlQuery(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
 });

@@ -35,12 +35,25 @@ export class MailEnv {
   @Min(0)
   @Max(65535)
   MAIL_WORKER_METRICS_PORT = 9465;
+  @EnvVar('`GET /metrics` on the API and worker ports needs `Authorization: Bearer <token>` (401 otherwise); at least 24 characters', {
+    default: 'unset (open: keep the metrics ports off the ingress)',
+  })
+  @IsOptional()
+  @MinLength(24, { message: 'must be at least 24 characters' })
+  METRICS_TOKEN?: string;
   @EnvVar('opens the queue dashboard `/admin/queues` (Bearer, or the password of Basic authentication); at least 24 characters', {
     default: 'unset (no dashboard)',
   })
   @IsOptional()
   @MinLength(24, { message: 'must be at least 24 characters' })
   MAIL_ADMIN_TOKEN?: string;
+  @EnvVar(
+    'a second token that also opens the queue dashboard and may retry, promote and clean jobs (with `MAIL_ADMIN_TOKEN` alone it is read-only); at least 24 characters, different from `MAIL_ADMIN_TOKEN`',
+    { default: 'unset (read-only dashboard)' },
+  )
+  @IsOptional()
+  @MinLength(24, { message: 'must be at least 24 characters' })
+  MAIL_ADMIN_WRITE_TOKEN?: string;
   @EnvVar(
     'proxies allowed to set `X-Forwarded-For`: a hop count (`1` = one load balancer / ingress in front) or a comma list of ' +
       'proxy addresses and CIDR ranges (`10.0.0.0/8,fd00::/8`); unset, the client address is the TCP peer',
@@ -211,8 +224,12 @@ export interface MailConfig {
   workerConcurrency: number;
   /** `MAIL_WORKER_METRICS_PORT`: where the worker serves /metrics and its probes. */
   workerMetricsPort: number;
+  /** `METRICS_TOKEN`: the bearer token every scrape of `/metrics` needs; null: open. */
+  metricsToken: string | null;
   /** `MAIL_ADMIN_TOKEN`: the queue dashboard's credential; null: no dashboard. */
   adminToken: string | null;
+  /** `MAIL_ADMIN_WRITE_TOKEN`: opens the dashboard with its writes (retry, promote, clean); null: read-only. */
+  adminWriteToken: string | null;
   /** `TRUST_PROXY`: which peers may set the client address through X-Forwarded-For. */
   trustProxy: TrustProxySetting;
   /** The `Default` project's keys, created at start when no project has this secret key. */
@@ -337,6 +354,9 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
   if (Boolean(e.MAIL_BOOTSTRAP_SECRET_KEY) !== Boolean(e.MAIL_BOOTSTRAP_PUBLIC_KEY)) {
     throw new ConfigError('invalid configuration: MAIL_BOOTSTRAP_SECRET_KEY and MAIL_BOOTSTRAP_PUBLIC_KEY go together');
   }
+  if (e.MAIL_ADMIN_WRITE_TOKEN && e.MAIL_ADMIN_WRITE_TOKEN === e.MAIL_ADMIN_TOKEN) {
+    throw new ConfigError('invalid configuration: MAIL_ADMIN_WRITE_TOKEN must differ from MAIL_ADMIN_TOKEN');
+  }
   return {
     env: e.NODE_ENV as MailConfig['env'],
     port: e.MAIL_PORT,
@@ -347,7 +367,9 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     dataDir: e.DATA_DIR,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerMetricsPort: e.MAIL_WORKER_METRICS_PORT,
+    metricsToken: e.METRICS_TOKEN ?? null,
     adminToken: e.MAIL_ADMIN_TOKEN ?? null,
+    adminWriteToken: e.MAIL_ADMIN_WRITE_TOKEN ?? null,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     bootstrapKeys:
       e.MAIL_BOOTSTRAP_SECRET_KEY && e.MAIL_BOOTSTRAP_PUBLIC_KEY

@@ -12,11 +12,14 @@ import { EmailOutcomeEvents } from './email-outcome-events.js';
 import { MailTransport } from './mail-transport.js';
 import { RelayThrottle } from './relay-throttle.js';
 import { Verp } from './verp.js';
+import { MarketingFeeder } from './marketing-feeder.js';
+import { SendingRate } from './sending-rate.js';
 
 /**
  * The email queue: the producer (`EmailDeliveryQueue`, for the send endpoint, campaigns and
  * workflows) and the throttled delivery processor with its requeue sweep (run by the worker; the
- * limiter and concurrency are in email-queue-options.ts). `EmailDeliveryRepository` is the one writer
+ * limiter and concurrency are in email-queue-options.ts, the run-time rate in sending-rate.ts). Campaign
+ * and workflow mail reaches the queue through MarketingFeeder, round-robin by project. `EmailDeliveryRepository` is the one writer
  * of `emails` (the send endpoint inserts its rows through it).
  */
 @Module({
@@ -36,6 +39,8 @@ import { Verp } from './verp.js';
     RelayThrottle,
     Verp,
     DeliveryMetrics,
+    SendingRate,
+    MarketingFeeder,
   ],
   exports: [EmailDeliveryQueue, EmailDeliveryRepository, EmailOutcomeEvents, Verp],
 })

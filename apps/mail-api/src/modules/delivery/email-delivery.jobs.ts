@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
 import type { SendMailOptions } from 'nodemailer';
 import { DataSource } from 'typeorm';
 import { OnJob, type Db, type OwnsQueueWorkerOptions, type QueueWorkerOptions } from '@app/service-kit';
@@ -20,6 +20,9 @@ import { buildMessage, domainOf } from './email-message.js';
 import { emailQueueWorkerOptions } from './email-queue-options.js';
 import { isPermanentFailure, MailTransport } from './mail-transport.js';
 import { isThrottling, RelayThrottle } from './relay-throttle.js';
+import { MarketingFeeder } from './marketing-feeder.js';
+import { SendingRate } from './sending-rate.js';
+import { SendSlots } from './send-slots.js';
 import { unsignedReason } from './unsigned-delivery.js';
 import { Verp } from './verp.js';
 
@@ -59,6 +62,7 @@ export type DeliveryOutcome =
 @Injectable()
 export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
   private readonly logger = new Logger(EmailDeliveryJobs.name);
+  private readonly slots: SendSlots;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -74,12 +78,23 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     private readonly throttle: RelayThrottle,
     private readonly verp: Verp,
     private readonly metrics: DeliveryMetrics,
+    private readonly rate: SendingRate,
+    private readonly feeder: MarketingFeeder,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
-  ) {}
+  ) {
+    this.slots = new SendSlots(config.smtpPoolSize);
+  }
 
   /** The email queue's worker: the deployment-wide sending limiter, its concurrency and lock. */
   queueWorkerOptions(queue: string): QueueWorkerOptions | undefined {
     return queue === EMAIL_QUEUE ? emailQueueWorkerOptions(this.config) : undefined;
+  }
+
+  /** Where the email queue's worker runs: the run-time rate re-paces it, and marketing mail is fed to it. */
+  queueWorkerStarted(queue: string, worker: Worker): void {
+    if (queue !== EMAIL_QUEUE) return;
+    this.rate.watchRate(worker);
+    this.feeder.start();
   }
 
   @OnJob({ queue: EMAIL_QUEUE, name: MailEmailJob.Deliver })
@@ -103,18 +118,27 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
       return { status: 'FAILED' };
     }
     const message = this.message(email);
-    // A pause that began while this email was being claimed: it goes back untouched.
-    const pausedNow = await this.throttle.pausedUntil();
-    if (pausedNow) {
-      await this.emails.releaseUntouched(this.dataSource, scope, { email });
-      return this.waitForRelay(job, pausedNow);
-    }
-    let sent: { providerMessageId: string };
+    let handOff: { sent: { providerMessageId: string } } | { pausedUntil: number };
     try {
-      sent = await this.whileClaimed(scope, email, () => this.metrics.timed(() => this.transport.send(message, email.id)));
+      handOff = await this.whileClaimed(scope, email, () =>
+        // With a free connection, right before the message goes on the wire: a slot of the deployment-wide
+        // rate (SendingRate, across every worker), then is the relay paused?
+        this.slots.run(async () => {
+          await this.rate.admit(job.opts.priority ?? 0);
+          const pausedUntil = await this.throttle.pausedUntil();
+          if (pausedUntil) return { pausedUntil };
+          return { sent: await this.metrics.timed(() => this.transport.send(message, email.id)) };
+        }),
+      );
     } catch (err) {
       return this.onSendError(job, scope, email, err);
     }
+    if ('pausedUntil' in handOff) {
+      // A pause that began while this email was claimed or waiting for a connection: back untouched.
+      await this.emails.releaseUntouched(this.dataSource, scope, { email });
+      return this.waitForRelay(job, handOff.pausedUntil);
+    }
+    const { sent } = handOff;
     await this.markSent(scope, email, sent.providerMessageId);
     this.metrics.count('sent');
     return { status: 'SENT', providerMessageId: sent.providerMessageId };

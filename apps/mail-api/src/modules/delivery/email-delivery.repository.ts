@@ -110,6 +110,13 @@ export interface UnfinishedEmail {
  * exactly-once gate (see EmailDeliveryJobs), so it must be atomic, and one round trip per email keeps
  * the pipeline's database cost at two statements per email (claim, then the outcome).
  */
+/** Marketing mail (a campaign's or a workflow's) not yet handed to the email queue by the feeder. */
+const UNFED_MARKETING = `(fed_at IS NULL AND (campaign_id IS NOT NULL OR workflow_id IS NOT NULL))`;
+/** The predicate of the partial index emails_marketing_backlog_idx (keep them equal), on table alias `t`. */
+function waitingMarketing(t: string): string {
+  return `${t}.status = 'QUEUED' AND ${t}.fed_at IS NULL AND (${t}.campaign_id IS NOT NULL OR ${t}.workflow_id IS NOT NULL)`;
+}
+
 const CLAIM = `
   WITH claimed AS (
     UPDATE emails
@@ -552,7 +559,9 @@ export class EmailDeliveryRepository {
   /**
    * A page of the emails that should have a job: QUEUED for over a minute (their job may have been
    * lost with Redis) and SENDING with a lapsed claim (their worker died), keyset-paged by
-   * (queued_at, id) on the partial index of unfinished emails. A sweep over every project: no scope.
+   * (queued_at, id) on the partial index of unfinished emails. Marketing emails the feeder has not
+   * fed yet have no job by design (MarketingFeeder feeds them); only fed ones are looked at. Paged by
+   * (queued_at, id). A sweep over every project: no scope.
    */
   unfinished(db: Db, input: { after: { queuedAt: string; id: string } | null; limit: number }): Promise<UnfinishedEmail[]> {
     return query<UnfinishedEmail>(
@@ -561,10 +570,68 @@ export class EmailDeliveryRepository {
          FROM emails
         WHERE status IN ('QUEUED', 'SENDING')
           AND (queued_at, id) > ($1::timestamptz, $2::uuid)
+          AND NOT ${UNFED_MARKETING}
           AND ((status = 'QUEUED' AND queued_at < now() - interval '1 minute') OR (status = 'SENDING' AND claimed_until < now()))
         ORDER BY queued_at, id
         LIMIT $3`,
       [input.after?.queuedAt ?? '-infinity', input.after?.id ?? '00000000-0000-0000-0000-000000000000', input.limit],
     );
   }
+
+  /**
+   * The projects with marketing emails waiting to be fed, and their `maxSendRate` (a skip scan of the
+   * partial index of the marketing backlog: one probe per project, however long its backlog). Every
+   * project: the feeder's fairness is across projects.
+   */
+  marketingBacklogProjects(db: Db, input: { limit: number }): Promise<BacklogProject[]> {
+    return query<BacklogProject>(
+      db,
+      `WITH RECURSIVE p(project_id) AS (
+         (SELECT e.project_id FROM emails e WHERE ${waitingMarketing('e')} ORDER BY e.project_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT e.project_id FROM emails e
+                  WHERE e.project_id > p.project_id AND ${waitingMarketing('e')}
+                  ORDER BY e.project_id LIMIT 1)
+           FROM p WHERE p.project_id IS NOT NULL
+       )
+       SELECT p.project_id AS "projectId", pr.max_send_rate AS "maxSendRate"
+         FROM p JOIN projects pr ON pr.id = p.project_id
+        LIMIT $1`,
+      [input.limit],
+    );
+  }
+
+  /**
+   * Marks the oldest `count` waiting marketing emails of each project as fed (one statement for every
+   * project) and returns them, for their jobs to be added. A row cancelled meanwhile is not fed, and
+   * rows a cancel holds are skipped (fed next time, or never once CANCELLED) rather than waited for:
+   * the two statements lock rows in different orders, and waiting deadlocked them (bench, once).
+   */
+  feedMarketing(db: Db, input: { projectIds: string[]; counts: number[] }): Promise<FedEmail[]> {
+    return query<FedEmail>(
+      db,
+      `UPDATE emails e SET fed_at = now()
+         FROM (SELECT x.id FROM unnest($1::uuid[], $2::int[]) AS q(project_id, n)
+                CROSS JOIN LATERAL (
+                  SELECT w.id FROM emails w
+                   WHERE w.project_id = q.project_id AND ${waitingMarketing('w')}
+                   ORDER BY w.queued_at, w.id LIMIT q.n
+                     FOR UPDATE SKIP LOCKED) x) picked
+        WHERE e.id = picked.id AND e.status = 'QUEUED' AND e.fed_at IS NULL
+        RETURNING e.id, e.project_id AS "projectId", e.campaign_id AS "campaignId", e.workflow_id AS "workflowId"`,
+      [input.projectIds, input.counts],
+    );
+  }
+}
+
+export interface BacklogProject {
+  projectId: string;
+  maxSendRate: number | null;
+}
+
+export interface FedEmail {
+  id: string;
+  projectId: string;
+  campaignId: string | null;
+  workflowId: string | null;
 }
