@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { routeTable, type RouteEntry } from '@app/service-kit/testing';
+import { insertVerifiedDomain } from './support/delivery-fixtures.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 
@@ -45,6 +46,7 @@ describe('project isolation matrix over every route (issue #19)', () => {
   let keyA: string;
   let keyB: string;
   const marker = `iso${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const B_DOMAIN = `b-${randomUUID().slice(0, 8)}.example.com`;
   const owned: Record<string, OwnedResource> = {};
 
   /** A digest of every row of project A in every table with a project_id column. */
@@ -74,7 +76,11 @@ describe('project isolation matrix over every route (issue #19)', () => {
     const a = await createProject(t, 'A');
     keyA = a.secretKey;
     projectA = a.id;
-    keyB = (await createProject(t, 'B')).secretKey;
+    const b = await createProject(t, 'B');
+    keyB = b.secretKey;
+    // B has its own verified sender domain: a refusal of B's write is then for isolation, not for a
+    // sender B could not use anyway.
+    await insertVerifiedDomain(t.app.get((await import('typeorm')).DataSource), b.id, B_DOMAIN);
 
     const created = async (path: string, body: object): Promise<string> => {
       const res = await request(t.url).post(path).set(asA()).send(body);
@@ -187,12 +193,12 @@ describe('project isolation matrix over every route (issue #19)', () => {
 
   /** Writes whose body names other resources: each gets A's ids from B. Every other write must be listed below with why it cannot reach another project. */
   const CROSS_REFERENCES: Record<string, () => object> = {
-    'POST /v1/send': () => ({ to: 'b@b.example.com', template: owned.templates.id }),
+    'POST /v1/send': () => ({ to: 'b@b.example.com', from: `hi@${B_DOMAIN}`, template: owned.templates.id }),
     'POST /campaigns': () => ({
       name: 'b',
       subject: 'b',
       body: 'b',
-      from: `news@${marker}.example.com`,
+      from: `news@${B_DOMAIN}`,
       audienceType: 'SEGMENT',
       segmentId: owned.segments?.id,
     }),
@@ -203,6 +209,11 @@ describe('project isolation matrix over every route (issue #19)', () => {
       steps: [{ id: 's', type: 'SEND_EMAIL', config: { templateId: owned.templates.id } }],
     }),
   };
+  const CROSS_REFERENCE_REFUSALS: Record<string, { status: number; code: string; fields: string[] }> = {
+    'POST /v1/send': { status: 404, code: 'NOT_FOUND', fields: [] },
+    'POST /campaigns': { status: 422, code: 'VALIDATION_ERROR', fields: ['segmentId:segmentExists'] },
+    'POST /workflows': { status: 422, code: 'VALIDATION_ERROR', fields: ['steps[0].config.templateId:templateNotFound'] },
+  };
   const OWN_PROJECT_ONLY: Record<string, string> = {
     'POST /contacts': 'creates or updates a contact of the caller project by email',
     'POST /templates': 'creates a template of the caller project',
@@ -211,6 +222,8 @@ describe('project isolation matrix over every route (issue #19)', () => {
       "creates a segment of the caller project; a campaign.<id> filter naming another project's campaign selects nobody (engagement-analytics.spec)",
     'POST /v1/track': "records an event on the caller project's contact by email",
     'POST /v1/verify': 'checks an address; reads no project data',
+    'POST /suppressions': "adds an address to the caller project's suppression list",
+    'POST /suppressions/import': "adds addresses to the caller project's suppression list",
   };
 
   it('refuses writes of project B that name project A resources in their body', async () => {
@@ -220,7 +233,12 @@ describe('project isolation matrix over every route (issue #19)', () => {
     const untouched = await projectDigest(projectA);
     for (const route of writes.filter((r) => r.key in CROSS_REFERENCES)) {
       const res = await call(route.method, route.path, asB(), CROSS_REFERENCES[route.key]());
-      expect({ route: route.key, accepted: res.status < 300 }).toEqual({ route: route.key, accepted: false });
+      // The specific refusal: A's resource does not exist for B (not a validation or sender error).
+      const fields = ((res.body?.error?.errors ?? []) as { field: string; code: string }[]).map((e) => `${e.field}:${e.code}`);
+      expect({ route: route.key, status: res.status, code: res.body?.error?.code, fields }).toEqual({
+        route: route.key,
+        ...CROSS_REFERENCE_REFUSALS[route.key],
+      });
       expect(JSON.stringify(res.body)).not.toContain(marker);
     }
     expect(await projectDigest(projectA)).toEqual(untouched);
