@@ -9,6 +9,7 @@
 // mail-api <= 250 MB.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -67,9 +68,11 @@ async function main() {
       network,
       '-e',
       `POSTGRES_PASSWORD=${password}`,
-      'postgres:17-bookworm',
+      // Fully qualified: podman resolves no short names without a registries.conf search list.
+      'docker.io/library/postgres:17-bookworm',
     ]);
-    sh(engine, ['run', '-d', '--name', `${run}-redis`, '--network', network, 'redis:7-bookworm']);
+    sh(engine, ['run', '-d', '--name', `${run}-redis`, '--network', network, 'docker.io/library/redis:7-bookworm']);
+    const nodeImage = /^ARG NODE_IMAGE=(\S+)$/m.exec(readFileSync(path.join(REPO, 'docker/Dockerfile'), 'utf8'))?.[1];
     for (const image of IMAGES) {
       const tag = `backoffice/${image.app}:image-check`;
       console.log(`image:check: building ${tag} with ${engine}`);
@@ -79,6 +82,8 @@ async function main() {
           'build',
           '-f',
           'docker/Dockerfile',
+          '--build-arg',
+          `NODE_IMAGE=docker.io/library/${nodeImage}`,
           '--build-arg',
           `APP=${image.app}`,
           '--build-arg',
