@@ -4,13 +4,10 @@
 // with BENCH_FANOUT_USERS users (default 100,000) in SQL, starts platform-api and its worker, then per
 // run: POST /notifications/role and polls Postgres until every member's row exists (time from the
 // request to the last row written; target BENCH_FANOUT_TARGET_MS, default 5000), and times a plain
-// INSERT ... SELECT of the same rows into the same table for comparison. Prints one line per run and a
+// set-based INSERT ... SELECT of the same rows (members joined to users in Postgres) into the same table. Prints one line per run and a
 // summary; writes bench/results/fanout-latest.json.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import {
   APPS,
@@ -22,8 +19,10 @@ import {
   stopProcesses,
   withDatabase,
 } from '../scripts/lib/apps.mjs';
+import { deleteRedisKeys, dropDatabase } from '../scripts/lib/databases.mjs';
 import { freePort, httpOk, redactUrl, redisPing, sleep, waitUntil } from '../scripts/lib/probes.mjs';
 import { formatSummary, profiledEnv, summarizeProfile, takeProfile } from './lib/cpu-profile-summary.mjs';
+import { writeBenchResult } from './lib/results.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
 
 const USERS = positiveInt('BENCH_FANOUT_USERS', 100_000);
@@ -31,7 +30,7 @@ const RUNS = positiveInt('BENCH_FANOUT_RUNS', 3);
 const TARGET_MS = positiveInt('BENCH_FANOUT_TARGET_MS', 5000);
 const POLL_MS = 10;
 const QUEUE_PREFIX = 'bench-fanout';
-const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'results', 'fanout-latest.json');
+const RESULTS_FILE = path.resolve(process.env.BENCH_RESULTS_FILE ?? path.join(REPO_ROOT, 'bench', 'results', 'fanout-latest.json'));
 
 // BENCH_CPU_PROF=<dir>: the worker runs under V8's sampling profiler; the self-time summary of the
 // measured runs is printed and kept in the results (profiling slows it: not for the figures).
@@ -46,18 +45,6 @@ function positiveInt(name, fallback) {
   if (!Number.isInteger(value) || value < 1) fail(`${name} must be a positive integer (got "${process.env[name]}")`);
   return value;
 }
-
-async function adminQuery(sql) {
-  const client = new pg.Client({ connectionString: withDatabase(databaseUrl, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-const databaseName = () => new URL(databaseUrl).pathname.slice(1);
 
 async function startPlatform(env) {
   const migrate = spawnNode('platform-migrate', entryPoint('platform', 'migrate'), env);
@@ -139,30 +126,21 @@ async function timeFanOut(url, token, db, { roleId, members }) {
 }
 
 /**
- * The same rows as one plain INSERT ... SELECT over the recipients as one array parameter (a VALUES
- * list with one parameter per row stops at Postgres's 65,535 bind parameters).
+ * The same-run baseline (issue #34): the same rows as ONE set-based INSERT ... SELECT, the role's members
+ * joined to their users (same tenant, not deleted, as the fan-out's rule) inside Postgres: no rows
+ * through the client, no chunks, nothing returned.
  */
 async function timePlainInsert(db, seeded) {
   const batchId = randomUUID();
   const sql = `INSERT INTO notifications (tenant_id, organization_id, recipient_user_id, batch_id, type, title, body, severity)
-    SELECT $1, $2, r, $3, 'bench.fanout', 'Fan-out benchmark', 'One notification to a role', 'info' FROM unnest($4::uuid[]) AS r`;
+    SELECT u.tenant_id, u.organization_id, u.id, $2, 'bench.fanout', 'Fan-out benchmark', 'One notification to a role', 'info'
+      FROM user_roles ur JOIN users u ON u.id = ur.user_id
+     WHERE ur.role_id = $3 AND u.tenant_id = $1 AND u.deleted_at IS NULL`;
   const started = performance.now();
-  await db.query(sql, [seeded.tenantId, seeded.organizationId, batchId, seeded.members]);
-  return performance.now() - started;
-}
-
-async function deleteRedisKeys() {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 500);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+  const result = await db.query(sql, [seeded.tenantId, batchId, seeded.roleId]);
+  const ms = performance.now() - started;
+  if (result.rowCount !== USERS) fail(`the set-based INSERT wrote ${result.rowCount} rows, not ${USERS}`);
+  return ms;
 }
 
 async function main() {
@@ -172,7 +150,7 @@ async function main() {
   databaseUrl = withDatabase(process.env[databaseVar] ?? `postgres://postgres@127.0.0.1:5432/${database}`, `${database}_fanout_bench`);
   redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
-  await adminQuery(`DROP DATABASE IF EXISTS "${databaseName()}" WITH (FORCE)`);
+  await dropDatabase(databaseUrl);
 
   const admin = { email: 'fanout-bench@example.com', password: randomBytes(18).toString('base64url') };
   const env = {
@@ -209,7 +187,7 @@ async function main() {
       runs.push(run);
       console.log(
         `fanout run ${i + 1}: request to last row ${run.fanOutMs} ms (${run.fanOutRowsPerSec} rows/s; response in ${run.responseMs} ms) | ` +
-          `plain INSERT ${run.plainInsertMs} ms (${run.plainInsertRowsPerSec} rows/s) | ratio ${run.ratio}`,
+          `set-based INSERT ${run.plainInsertMs} ms (${run.plainInsertRowsPerSec} rows/s) | ratio ${run.ratio}`,
       );
     }
     const cpu = worker.profileFile
@@ -232,17 +210,9 @@ async function main() {
     summary.withinTarget = summary.medianFanOutMs < TARGET_MS;
     console.log(
       `\nfanout median: ${summary.medianFanOutMs} ms from request to last row (target < ${TARGET_MS} ms: ${summary.withinTarget ? 'met' : 'MISSED'}), ` +
-        `${summary.medianFanOutRowsPerSec} rows/s vs plain INSERT ${summary.medianPlainInsertRowsPerSec} rows/s (ratio ${summary.medianRatio})`,
+        `${summary.medianFanOutRowsPerSec} rows/s vs set-based INSERT ${summary.medianPlainInsertRowsPerSec} rows/s (ratio ${summary.medianRatio})`,
     );
-    mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-    const report = {
-      generatedAt: new Date().toISOString(),
-      machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverage: os.loadavg() },
-      summary,
-      runs,
-      cpu,
-    };
-    writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+    writeBenchResult(RESULTS_FILE, { summary, runs, cpu }, { users: USERS, runs: RUNS, targetMs: TARGET_MS });
     console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
   } finally {
     await db.end();
@@ -254,10 +224,11 @@ function cleanup() {
   cleaning ??= (async () => {
     await stopProcesses(children, 10_000);
     if (databaseUrl)
-      await adminQuery(`DROP DATABASE IF EXISTS "${databaseName()}" WITH (FORCE)`).catch((err) =>
-        console.error(`could not drop ${redactUrl(databaseUrl)}: ${err.message}`),
+      await dropDatabase(databaseUrl).catch((err) => console.error(`could not drop ${redactUrl(databaseUrl)}: ${err.message}`));
+    if (redisUrl)
+      await deleteRedisKeys(redisUrl, QUEUE_PREFIX).catch((err) =>
+        console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`),
       );
-    if (redisUrl) await deleteRedisKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
   })();
   return cleaning;
 }

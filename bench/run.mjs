@@ -5,9 +5,6 @@
 // stops the APIs and drops the bench databases. See bench/README.md for the knobs.
 import autocannon from 'autocannon';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -22,9 +19,11 @@ import {
   stopProcesses,
   withDatabase,
 } from '../scripts/lib/apps.mjs';
+import { deleteRedisKeys, dropDatabase } from '../scripts/lib/databases.mjs';
 import { freePort, httpOk, redactUrl, redisPing, sleep, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
 import { cpuAccountingAvailable, cpuPerRequest, cpuSnapshot, processCpuUs } from './lib/cpu-accounting.mjs';
 import { formatSummary, profiledEnv, summarizeProfile, takeProfile } from './lib/cpu-profile-summary.mjs';
+import { writeBenchResult } from './lib/results.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
 
 /**
@@ -211,7 +210,12 @@ const SCENARIOS = [
 const FILTER = process.env.BENCH_FILTER ?? '';
 const rnd = () => Math.floor(Math.random() * 250) + 1;
 const QUEUE_PREFIX = 'bench'; // keeps jobs enqueued by the bench away from a running dev worker
-const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'results', 'latest.json');
+// BENCH_RESULTS_FILE: where the JSON goes (default bench/results/latest.json); name a file to commit it.
+const RESULTS_FILE = path.resolve(process.env.BENCH_RESULTS_FILE ?? path.join(REPO_ROOT, 'bench', 'results', 'latest.json'));
+const sameWorkSettings = () => ({
+  sameWorkRounds: Number(process.env.BENCH_SAME_WORK_ROUNDS ?? 3),
+  sameWorkSeconds: Number(process.env.BENCH_SAME_WORK_SECONDS ?? 5),
+});
 // BENCH_CPU_PROF=<dir>: each API runs under V8's sampling profiler (bench/lib/cpu-profiler.mjs); after
 // the last scenario the bench takes the profiles and prints each scenario's self-time summary.
 // Profiling slows the APIs: use it to see where the time goes, not for the figures.
@@ -295,6 +299,29 @@ async function collectProfiles(rows) {
 
 const PLAIN_EXPRESS_JWT_SECRET = randomBytes(32).toString('hex');
 
+/**
+ * The mail API's same-work baseline (bench/lib/mail-same-work-server.mjs, issue #34) in its own process,
+ * on the mail API's bench database and Redis, with the API's rate limit setting.
+ */
+async function startMailSameWork() {
+  const port = await freePort();
+  const databaseUrl = benchDatabases.find((u) => new URL(u).pathname.slice(1) === `${APPS.mail.database}_bench`);
+  const profiled = CPU_PROF_DIR ? profiledEnv(process.env, CPU_PROF_DIR, 'mail-same-work') : null;
+  const server = spawnNode('mail-same-work', path.join(REPO_ROOT, 'bench/lib/mail-same-work-server.mjs'), {
+    ...(profiled?.env ?? process.env),
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    QUEUE_PREFIX,
+    MAIL_RATE_LIMIT_PER_MINUTE: process.env.MAIL_RATE_LIMIT_PER_MINUTE ?? '100000000',
+  });
+  children.push(server);
+  apiProcesses.same = { api: server, profileFile: profiled?.file };
+  const url = `http://127.0.0.1:${port}`;
+  if (!(await waitUntil(() => httpOk(`${url}/healthz`), 10_000, 100))) fail('the mail same-work baseline did not start');
+  return url;
+}
+
 /** The plain Express 5 baseline in its own process (bench/lib/plain-express-server.mjs). */
 async function startPlainExpress() {
   const port = await freePort();
@@ -308,16 +335,6 @@ async function startPlainExpress() {
   const url = `http://127.0.0.1:${port}`;
   if (!(await waitUntil(() => httpOk(`${url}/healthz`), 10_000, 100))) fail('the plain Express baseline did not start');
   return url;
-}
-
-async function dropDatabase(url) {
-  const client = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(new URL(url).pathname.slice(1))} WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
 }
 
 function makeContext(urls, credentials) {
@@ -365,16 +382,18 @@ function makeContext(urls, credentials) {
     },
     /** What the CPU accounting reads for an app's scenario: its process, its database's backends, Redis. */
     cpuSources(app) {
+      // The mail same-work baseline ('same') works on the mail API's database.
+      const dbApp = app === 'same' ? 'mail' : app;
       return {
         apiPid: apiProcesses[app]?.api.child.pid,
         backendPids:
-          app in APPS
+          dbApp in APPS
             ? async () =>
                 (
-                  await this.sql(app, 'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')
+                  await this.sql(dbApp, 'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')
                 ).map((r) => r.pid)
             : null,
-        redis: app in APPS ? accountingRedis : null,
+        redis: dbApp in APPS ? accountingRedis : null,
       };
     },
     /** One statement against an app's bench database (setup that has no API, e.g. a pre-verified domain). */
@@ -497,6 +516,103 @@ async function measureStackRatios(apps, ctx) {
   );
 }
 
+/**
+ * Issue #34: each hot endpoint against its same-work baseline, a plain Express 5 app in its own process
+ * doing the least the endpoint must do with the same statements (bench/lib/mail-same-work-server.mjs;
+ * feature-check: bench/lib/plain-express-server.mjs). `goal`: the endpoint's req/s over the baseline's.
+ */
+const SAME_WORK_PAIRS = [
+  { app: 'mail', name: 'POST /v1/send (one recipient)', goal: 0.6 },
+  { app: 'mail', name: 'POST /v1/track (existing contact)', goal: 0.7 },
+  { app: 'mail', name: 'GET /contacts?limit=20', goal: 0.75 },
+  {
+    app: 'platform',
+    name: 'POST /auth/feature-check',
+    goal: 0.9,
+    baseline: { app: 'express', name: 'POST /auth/feature-check (plain Express 5, HS256 bearer, JSON body)' },
+  },
+];
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const round2 = (value) => Math.round(value * 100) / 100;
+
+/**
+ * BENCH_SAME_WORK_ROUNDS rounds (default 3) of BENCH_SAME_WORK_SECONDS (default 5) per pair, endpoint
+ * and baseline back to back, their order alternating between rounds; the verdict is on the median of
+ * the per-round ratios (throughput, and CPU per request: the baseline's total over the endpoint's).
+ */
+async function measureSameWork(apps, ctx, profiledRows = []) {
+  const rounds = positiveNumber('BENCH_SAME_WORK_ROUNDS', 3);
+  const seconds = positiveNumber('BENCH_SAME_WORK_SECONDS', 5);
+  const pairs = SAME_WORK_PAIRS.filter((p) => apps.includes(p.app) && p.name.includes(FILTER));
+  const results = [];
+  for (const pair of pairs) {
+    const endpoint = SCENARIOS.find((s) => s.app === pair.app && s.name === pair.name);
+    const baseline = pair.baseline
+      ? SCENARIOS.find((s) => s.app === pair.baseline.app && s.name === pair.baseline.name)
+      : { ...endpoint, app: 'same', name: `${endpoint.name} (same-work Express 5)` };
+    const perRound = [];
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? [endpoint, baseline] : [baseline, endpoint];
+      const measured = {};
+      for (const scenario of order) measured[scenario === endpoint ? 'endpoint' : 'baseline'] = await measure(scenario, ctx, seconds);
+      if (round === rounds - 1) profiledRows.push(measured.endpoint, measured.baseline);
+      const { endpoint: e, baseline: b } = measured;
+      perRound.push({
+        endpoint: { reqPerSec: e.reqPerSec, p99Ms: e.p99Ms, non2xx: e.non2xx, cpuUsPerRequest: e.cpuUsPerRequest },
+        baseline: { reqPerSec: b.reqPerSec, p99Ms: b.p99Ms, non2xx: b.non2xx, cpuUsPerRequest: b.cpuUsPerRequest },
+        ratio: round2(e.reqPerSec / b.reqPerSec),
+        cpuRatio: e.cpuUsPerRequest?.total ? round2(b.cpuUsPerRequest.total / e.cpuUsPerRequest.total) : null,
+      });
+      if (e.non2xx || b.non2xx) console.log(`warning: ${pair.name}: non-2xx endpoint ${e.non2xx}, baseline ${b.non2xx}`);
+    }
+    const result = {
+      app: pair.app,
+      endpoint: pair.name,
+      baseline: `${baseline.app} ${baseline.name}`,
+      goal: pair.goal,
+      ratio: round2(median(perRound.map((r) => r.ratio))),
+      cpuRatio: perRound.every((r) => r.cpuRatio !== null) ? round2(median(perRound.map((r) => r.cpuRatio))) : null,
+      endpointReqPerSec: Math.round(median(perRound.map((r) => r.endpoint.reqPerSec))),
+      baselineReqPerSec: Math.round(median(perRound.map((r) => r.baseline.reqPerSec))),
+      rounds: perRound,
+    };
+    result.met = result.ratio >= pair.goal;
+    results.push(result);
+    console.log(
+      `bench: same work: ${pair.app} ${pair.name} / baseline = ${result.ratio} (median of ${rounds} interleaved rounds: ` +
+        `${perRound.map((r) => r.ratio).join(', ')}; ${result.endpointReqPerSec} vs ${result.baselineReqPerSec} req/s; cpu ratio ` +
+        `${result.cpuRatio}; goal >= ${pair.goal}: ${result.met ? 'met' : 'MISSED'})`,
+    );
+  }
+  if (results.length) {
+    printMarkdownTable(
+      ['app', 'endpoint', 'req/s', 'baseline req/s', 'ratio', 'cpu ratio', 'goal', 'api us', 'baseline us', 'pg us', 'baseline pg us'],
+      results.map((r) => {
+        const cpu = (side, key) => String(Math.round(median(r.rounds.map((x) => x[side].cpuUsPerRequest?.[key] ?? 0))));
+        return [
+          r.app,
+          r.endpoint,
+          String(r.endpointReqPerSec),
+          String(r.baselineReqPerSec),
+          r.ratio.toFixed(2),
+          r.cpuRatio?.toFixed(2) ?? '',
+          `>= ${r.goal}`,
+          cpu('endpoint', 'api'),
+          cpu('baseline', 'api'),
+          cpu('endpoint', 'postgres'),
+          cpu('baseline', 'postgres'),
+        ];
+      }),
+    );
+  }
+  return results;
+}
+
 function printMarkdownTable(header, cells, leftColumns = 2) {
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
   const line = (row) => `| ${row.map((cell, i) => (i < leftColumns ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
@@ -561,18 +677,6 @@ function printTargets(rows, scenarios) {
   if (missed.length) console.log(`bench: MISSED: ${missed.join(', ')}`);
 }
 
-function gitCommit() {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }).trim();
-  } catch {
-    return null;
-  }
-}
-
 async function checkInfrastructure(apps) {
   for (const app of apps) {
     const { databaseVar, database } = APPS[app];
@@ -594,23 +698,12 @@ function cleanup() {
     for (const url of benchDatabases)
       await dropDatabase(url).catch((err) => console.error(`could not drop ${redactUrl(url)}: ${err.message}`));
     accountingRedis?.disconnect();
-    if (redisUrl) await deleteBenchKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
+    if (redisUrl)
+      await deleteRedisKeys(redisUrl, QUEUE_PREFIX).catch((err) =>
+        console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`),
+      );
   })();
   return cleaning;
-}
-
-async function deleteBenchKeys() {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 500);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 async function main() {
@@ -633,11 +726,28 @@ async function main() {
     mail: { secretKey: `sk_${randomBytes(24).toString('hex')}`, publicKey: `pk_${randomBytes(24).toString('hex')}` },
   };
   const urls = { ...(await startApis(apps, credentials)), express: await startPlainExpress() };
+  if (apps.includes('mail')) urls.same = await startMailSameWork();
   const ctx = makeContext(urls, credentials);
   const rows = [];
   const baselines = {};
   const cpuBaselines = {};
   console.log(`bench: ${CONNECTIONS} connections, ${DURATION} s per scenario (+${WARMUP} s warm-up)`);
+  // BENCH_SAME_WORK_ONLY=1: only the same-work pairs (issue #34), without the table and the stack ratios.
+  const sameWorkOnly = process.env.BENCH_SAME_WORK_ONLY === '1';
+  if (sameWorkOnly) {
+    const profiledRows = [];
+    const sameWork = await measureSameWork(apps, ctx, profiledRows);
+    if (CPU_PROF_DIR) await collectProfiles(profiledRows);
+    const report = writeBenchResult(
+      RESULTS_FILE,
+      { sameWork },
+      { connections: CONNECTIONS, warmupSeconds: WARMUP, filter: FILTER || null, sameWorkOnly: true, ...sameWorkSettings() },
+    );
+    console.log(
+      `\nwritten: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE} (load average ${report.loadAverage.atStart} -> ${report.loadAverage.atEnd})`,
+    );
+    return;
+  }
   for (const scenario of plan(apps)) {
     const row = await measure(scenario, ctx);
     if (scenario.baseline) baselines[row.app] = row.reqPerSec;
@@ -665,16 +775,15 @@ async function main() {
         `in the table's run ${row.ratioToPlainExpress}; target >= 0.75: ${verdict})`,
     );
   }
-  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  const report = {
-    generatedAt: new Date().toISOString(),
-    commit: gitCommit(),
-    machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null },
-    settings: { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP, filter: FILTER || null },
-    results: rows,
-  };
-  writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`\nwritten: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
+  const sameWork = await measureSameWork(apps, ctx);
+  const report = writeBenchResult(
+    RESULTS_FILE,
+    { results: rows, sameWork },
+    { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP, filter: FILTER || null, ...sameWorkSettings() },
+  );
+  console.log(
+    `\nwritten: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE} (load average ${report.loadAverage.atStart} -> ${report.loadAverage.atEnd})`,
+  );
 }
 
 await runBenchScript('bench', main, cleanup);

@@ -19,11 +19,11 @@
 // Knobs: BENCH_ENGAGEMENT_RECIPIENTS, BENCH_ENGAGEMENT_EVENTS (a multiple of the recipients is spread
 // evenly), BENCH_ENGAGEMENT_RUNS, MAIL_DATABASE_URL (server), REDIS_URL. Always stops the API and drops
 // the database. Writes bench/results/campaign-engagement.json.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from '../../scripts/lib/apps.mjs';
+import { writeBenchResult } from '../lib/results.mjs';
 import { fail, runBenchScript } from '../lib/run-script.mjs';
 import { benchEnvironment, verdict, withClient } from './lib.mjs';
 
@@ -182,11 +182,7 @@ async function main() {
       `bench: ${name} p50 ${r.p50.toFixed(1)} ms (p90 ${r.p90.toFixed(1)}, min ${r.min.toFixed(1)}; target < ${TARGETS[name]} ms: ${verdict(met)})`,
     );
   }
-  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  writeFileSync(
-    RESULTS_FILE,
-    `${JSON.stringify({ date: new Date().toISOString(), recipients: RECIPIENTS, events, runs: RUNS, results: summary, stats, plans: explained }, null, 2)}\n`,
-  );
+  writeBenchResult(RESULTS_FILE, { results: summary, stats, plans: explained }, { recipients: RECIPIENTS, events, runs: RUNS });
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
 }
 

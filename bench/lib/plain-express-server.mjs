@@ -32,12 +32,31 @@ app.get('/auth/profile', (req, res) => {
   if (!claims) return res.status(401).json({ ok: false });
   res.json({ email: claims.email, roles: claims.roles });
 });
+// The platform's feature match (decisions.md "Feature match"): `*`, `x.*` (x and below), else exact.
+const grants = (granted, required) =>
+  granted === '*' ||
+  (granted.endsWith('.*') ? required === granted.slice(0, -2) || required.startsWith(granted.slice(0, -1)) : granted === required);
+// The in-process caches the platform answers from once warm: the session (by the token's `sid`) and the
+// ACL of the caller's roles in its tenant (issue #34: "verify the JWT, resolve the ACL from cache, match").
+const sessions = new Map();
+const acls = new Map();
+function cachedAccess(claims) {
+  let session = sessions.get(claims.sid);
+  if (!session) sessions.set(claims.sid, (session = { userId: claims.sub, revoked: false }));
+  const aclKey = `${claims.tenantId}:${claims.roles.join(',')}`;
+  let acl = acls.get(aclKey);
+  if (!acl) acls.set(aclKey, (acl = { isSuperAdmin: claims.roles.includes('superadmin'), features: ['auth.*', 'directory.tenants.view'] }));
+  return session.revoked ? null : { session, acl };
+}
 app.post('/auth/feature-check', express.json(), (req, res) => {
   const claims = bearerClaims(req);
-  if (!claims) return res.status(401).json({ ok: false });
+  const access = claims && cachedAccess(claims);
+  if (!access) return res.status(401).json({ ok: false });
   const features = req.body?.features;
-  if (!Array.isArray(features) || !features.every((f) => typeof f === 'string')) return res.status(400).json({ ok: false });
-  res.json({ ok: true, granted: features.filter((f) => claims.roles.includes('superadmin') || f.startsWith('auth.')), userId: claims.sub });
+  if (!Array.isArray(features) || features.length > 50 || !features.every((f) => typeof f === 'string' && f.length > 0 && f.length <= 128))
+    return res.status(400).json({ ok: false });
+  const granted = features.filter((f) => access.acl.isSuperAdmin || access.acl.features.some((g) => grants(g, f)));
+  res.json({ ok: granted.length === features.length, granted, userId: access.session.userId });
 });
 const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   console.log(`listening ${server.address().port}`);

@@ -21,18 +21,4 @@ export async function runBenchScript(label, main, cleanup) {
   process.exit(exitCode);
 }
 
-/** An expected failure: `runBenchScript` prints its message as one line, without a stack. */
-export function fail(message) {
-  throw Object.assign(new Error(message), { oneLine: true });
-}
-
-/** Runs `fn` with a connected pg client on `url`, and closes the client whatever happens. */
-export async function withPgClient(pg, url, fn) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+export { fail } from '../../scripts/lib/apps.mjs';

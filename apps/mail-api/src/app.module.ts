@@ -17,6 +17,7 @@ import { EventsModule } from './modules/events/events.module.js';
 import { ProjectsModule } from './modules/projects/projects.module.js';
 import { SegmentsModule } from './modules/segments/segments.module.js';
 import { SendModule } from './modules/send/send.module.js';
+import { SuppressionsModule } from './modules/suppressions/suppressions.module.js';
 import { TemplatesModule } from './modules/templates/templates.module.js';
 import { TrackModule } from './modules/track/track.module.js';
 import { UnsubscribeModule } from './modules/unsubscribe/unsubscribe.module.js';
@@ -62,6 +63,7 @@ export class AppModule {
         SendModule,
         UnsubscribeModule,
         WorkflowsModule,
+        SuppressionsModule,
         ...extraModules,
       ],
     };

@@ -7,8 +7,9 @@ import { NestFactory } from '@nestjs/core';
 import { simpleParser } from 'mailparser';
 import { dkimVerify } from 'mailauth';
 import { DataSource } from 'typeorm';
-import { QueueService, WorkerRunner } from '@app/service-kit';
+import { QueueService, REDIS, REDIS_SETTINGS, WorkerRunner, type RedisSettings } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
+import { projectScope } from '../src/core/scope/project-scope.js';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { UnsubscribeLinks } from '../src/modules/unsubscribe/unsubscribe-links.js';
@@ -146,11 +147,11 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     expect(sink.messagesFor([id])).toHaveLength(0);
   }, 60_000);
 
-  it('an SMTP 451 is retried with backoff and the email is then sent once', async () => {
+  it('an SMTP 451 is retried after the soft-bounce delay and the email is then sent once', async () => {
     sink.refuseNext(451);
     const refusalsBefore = sink.refusals.length;
-    const [id] = await queueEmails([{ subject: 'retry me' }]);
-    await startWorker();
+    const [id] = await queueEmails([{ subject: 'retry me', to: 'retry@example.net' }]);
+    await startWorker({ deliverability: { ...t.config.deliverability, softBounceDelaysMs: [1000] } });
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED'], 30_000);
     expect(row).toMatchObject({ status: 'SENT', attempts: 2, error: null });
     expect(sink.refusals.slice(refusalsBefore).map((r) => r.code)).toEqual([451]);
@@ -160,16 +161,18 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
   it('an SMTP 550 fails the email at once, without a retry', async () => {
     sink.refuseNext(550);
     const refusalsBefore = sink.refusals.length;
-    const [id] = await queueEmails([{ subject: 'refused' }]);
+    // A unique address: the bounce suppresses it (deliverability-delivery.spec.ts).
+    const [id] = await queueEmails([{ subject: 'refused', to: 'refused@example.net' }]);
     await startWorker();
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED']);
     expect(row).toMatchObject({ status: 'FAILED', attempts: 1, failed_at: expect.any(Date), claimed_until: null });
     expect(row.error).toMatch(/^SMTP 550: 550 .*mailbox unavailable/);
-    // A retry would come after the 2 s backoff; give it that long to show up.
-    await new Promise((r) => setTimeout(r, 3000));
+    // Positive signal first: the job has left the queue (a retry would keep it there, delayed by its
+    // backoff), so no second attempt can come; then the absence of one.
+    const queue = t.app.get(QueueService).queue(EMAIL_QUEUE);
+    await waitFor(async () => ((await queue.getJob(id)) === undefined ? true : null), 15_000, 'the job to leave the queue');
     expect((await emailRows(db, [id]))[0]).toMatchObject({ status: 'FAILED', attempts: 1 });
     expect(sink.refusals.length - refusalsBefore).toBe(1);
-    expect(await t.app.get(QueueService).queue(EMAIL_QUEUE).getJob(id)).toBeUndefined();
   }, 60_000);
 
   it('an email whose from domain is not verified fails permanently and sends nothing', async () => {
@@ -242,6 +245,29 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     const rows = await waitForStatus(db, ids, ['SENT', 'FAILED']);
     expect(rows.map((r) => r.status)).toEqual(['SENT', 'SENT', 'SENT']);
     expect(sink.messagesFor(ids)).toHaveLength(3);
+  }, 60_000);
+
+  it('an enqueue that fails after the commit does not fail the caller: the rows stay QUEUED and the requeue job sends them', async () => {
+    const ids = await insertEmails(db, projectId, [{ subject: 'unreachable 1' }, { subject: 'unreachable 2' }], { from: `news@${DOMAIN}` });
+    // A producer whose Redis connection is gone (closed, so every add fails at once instead of waiting).
+    const closed = new QueueService(t.app.get<RedisSettings>(REDIS_SETTINGS));
+    closed.queue(EMAIL_QUEUE);
+    await closed.onApplicationShutdown();
+    const unreachable = new EmailDeliveryQueue(closed, t.app.get(REDIS));
+    await expect(unreachable.enqueue([{ id: ids[0], projectId, priority: MailEmailPriority.Transactional }])).rejects.toThrow();
+
+    await expect(
+      unreachable.enqueueOrLeaveToSweep(projectScope(projectId), { emailIds: ids, priority: MailEmailPriority.Transactional }),
+    ).resolves.toBeUndefined();
+    expect(await t.app.get(EmailDeliveryQueue).existingJobIds(ids)).toEqual(new Set());
+    expect((await emailRows(db, ids)).map((r) => r.status)).toEqual(['QUEUED', 'QUEUED']);
+
+    await db.query(`UPDATE emails SET queued_at = now() - interval '2 minutes' WHERE id = ANY($1::uuid[])`, [ids]);
+    await startWorker();
+    await t.app.get(QueueService).add(MAINTENANCE_QUEUE, MailMaintenanceJob.RequeueEmails, {});
+    const rows = await waitForStatus(db, ids, ['SENT', 'FAILED']);
+    expect(rows.map((r) => r.status)).toEqual(['SENT', 'SENT']);
+    expect(sink.messagesFor(ids)).toHaveLength(2);
   }, 60_000);
 
   it('without MAIL_SMTP_URL each message is written to the outbox as a parseable .eml file', async () => {

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '@app/service-kit/testing';
 import { MAIL_CLI_USAGE, runMailCli } from '../src/cli/run-mail-cli.js';
 import { mailDataSourceOptions } from '../src/core/database/data-source-options.js';
+import { sendingRateKeys } from '../src/modules/delivery/sending-rate.js';
 import { ProjectsService } from '../src/modules/projects/projects.service.js';
 import { createMailTestEnv, type MailTestEnv } from './support/mail-test-app.js';
 
@@ -114,8 +116,55 @@ describe('mail CLI: projects and keys', () => {
     }
   });
 
+  it('project:set-rate caps a project (max_send_rate) and `none` removes the cap; an unknown id exits 1', async () => {
+    const created = await projects.create('Capped');
+    const capped = await cli(t, 'project:set-rate', created.id, '3');
+    expect({ code: capped.code, err: capped.err }).toEqual({ code: 0, err: [] });
+    expect(JSON.parse(capped.out[0])).toEqual({ id: created.id, name: 'Capped', maxSendRate: 3 });
+    expect((await ds.query(`SELECT max_send_rate FROM projects WHERE id = $1`, [created.id]))[0].max_send_rate).toBe(3);
+    const uncapped = await cli(t, 'project:set-rate', created.id, 'none');
+    expect(JSON.parse(uncapped.out[0])).toEqual({ id: created.id, name: 'Capped', maxSendRate: null });
+    expect((await ds.query(`SELECT max_send_rate FROM projects WHERE id = $1`, [created.id]))[0].max_send_rate).toBeNull();
+    const unknown = await cli(t, 'project:set-rate', '5b0a3c1e-0000-4000-8000-000000000000', '3');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err[0]).toMatch(/project not found/);
+  });
+
+  it('rate:get prints MAIL_RATE_PER_SECOND until rate:set stores a rate in Redis (the key every worker reads)', async () => {
+    const before = await cli(t, 'rate:get');
+    expect({ code: before.code, out: before.out.map((l) => JSON.parse(l)) }).toEqual({
+      code: 0,
+      out: [{ ratePerSecond: t.config.ratePerSecond, source: 'MAIL_RATE_PER_SECOND' }],
+    });
+    const set = await cli(t, 'rate:set', '5');
+    expect({ code: set.code, out: set.out }).toEqual({ code: 0, out: [JSON.stringify({ ratePerSecond: 5 })] });
+    const redis = new Redis(t.config.redisUrl);
+    try {
+      expect(await redis.get(sendingRateKeys(t.config.queuePrefix).rate)).toBe('5');
+    } finally {
+      redis.disconnect();
+    }
+    expect(JSON.parse((await cli(t, 'rate:get')).out[0])).toEqual({ ratePerSecond: 5, source: 'rate:set' });
+  });
+
   it('bad usage prints the usage to stderr and exits 2', async () => {
-    const cases = [[], ['project:create'], ['project:create', '   '], ['project:create', 'a', 'b'], ['project:delete', 'x']];
+    const cases = [
+      [],
+      ['project:create'],
+      ['project:create', '   '],
+      ['project:create', 'a', 'b'],
+      ['project:delete', 'x'],
+      ['rate:set'],
+      ['rate:set', '0'],
+      ['rate:set', '-3'],
+      ['rate:set', '1.5'],
+      ['rate:set', '9999999'],
+      ['rate:set', '14', 'x'],
+      ['rate:get', 'x'],
+      ['project:set-rate', 'x'],
+      ['project:set-rate', 'x', 'fast'],
+      ['project:set-rate', 'x', '0'],
+    ];
     for (const argv of cases) {
       const { code, out, err } = await cli(t, ...argv);
       expect({ argv, code, out, err }).toEqual({ argv, code: 2, out: [], err: [MAIL_CLI_USAGE] });

@@ -7,6 +7,7 @@ import { HttpCoreModule } from './core/http.module.js';
 import { AuthCoreModule } from './core/auth/auth-core.module.js';
 import { PlatformQueueDashboardAccess } from './core/auth/queue-dashboard-access.js';
 import { EventsCoreModule } from './core/events/events-core.module.js';
+import { isClientBroadcastEvent } from './modules/platform-events/declared-events.js';
 import { AuditCoreModule } from './core/audit/audit-core.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { PlatformEventsModule } from './modules/platform-events/platform-events.module.js';
@@ -33,7 +34,7 @@ export class AppModule {
         CoreModule.forRoot(config),
         HttpCoreModule,
         AuthCoreModule,
-        EventsCoreModule,
+        EventsCoreModule.forRoot({ journaled: isClientBroadcastEvent }),
         AuditCoreModule,
         HealthModule,
         MetricsModule.forRoot({

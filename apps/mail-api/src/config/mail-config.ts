@@ -182,6 +182,34 @@ export class MailEnv {
   @Min(1)
   @Max(100_000)
   MAIL_WORKFLOW_MAX_RUNS_PER_DAY = 20;
+  @EnvVar(
+    'delays (ms, comma list) before each retry of an email the relay refused for now (SMTP 4xx other than throttling); after the last, the email is FAILED',
+  )
+  @Matches(/^\s*\d{1,9}\s*(,\s*\d{1,9}\s*){0,19}$/, { message: 'must be a comma list of 1 to 20 delays in milliseconds' })
+  MAIL_SOFT_BOUNCE_DELAYS_MS = '60000,300000,1800000,7200000';
+  @EnvVar(
+    'first deployment-wide sending pause when the relay throttles (421, 454, "rate exceeded"); doubled while throttling repeats, at most 60 s',
+  )
+  @Type(() => Number)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  MAIL_THROTTLE_BACKOFF_MS = 1000;
+  @EnvVar(
+    'domain of the VERP envelope sender `bounces+<token>@<domain>` (its MX must point at the inbound listener); set, the worker listens for bounce and complaint reports',
+    { default: 'unset (envelope sender = from address, no listener)' },
+  )
+  @IsOptional()
+  @Matches(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/i, {
+    message: 'must be a domain name',
+  })
+  MAIL_BOUNCE_DOMAIN?: string;
+  @EnvVar("the mail worker's inbound SMTP port for bounce and complaint reports (with `MAIL_BOUNCE_DOMAIN`; 0: a free one, logged)")
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  MAIL_INBOUND_SMTP_PORT = 2526;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
@@ -263,6 +291,17 @@ export interface MailConfig {
      * other's `email.sent`) stops there. Later triggers are skipped, logged and counted.
      */
     maxRunsPerDay: number;
+  };
+  /** The deliverability loop (decisions.md "Deliverability"). */
+  deliverability: {
+    /** `MAIL_SOFT_BOUNCE_DELAYS_MS`: the wait before each retry of a temporary (4xx) refusal; then FAILED. */
+    softBounceDelaysMs: number[];
+    /** `MAIL_THROTTLE_BACKOFF_MS`: the first deployment-wide pause on relay throttling (doubling, at most 60 s). */
+    throttleBackoffMs: number;
+    /** `MAIL_BOUNCE_DOMAIN`: VERP envelope senders and the inbound report listener; null: neither. */
+    bounceDomain: string | null;
+    /** `MAIL_INBOUND_SMTP_PORT`: where the worker listens for reports (0: a free port). */
+    inboundSmtpPort: number;
   };
 }
 
@@ -362,6 +401,12 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
       sweepSeconds: e.MAIL_WORKFLOW_SWEEP_SECONDS,
       concurrency: e.MAIL_WORKFLOW_CONCURRENCY,
       maxRunsPerDay: e.MAIL_WORKFLOW_MAX_RUNS_PER_DAY,
+    },
+    deliverability: {
+      softBounceDelaysMs: e.MAIL_SOFT_BOUNCE_DELAYS_MS.split(',').map((d) => Number(d.trim())),
+      throttleBackoffMs: e.MAIL_THROTTLE_BACKOFF_MS,
+      bounceDomain: e.MAIL_BOUNCE_DOMAIN?.toLowerCase() ?? null,
+      inboundSmtpPort: e.MAIL_INBOUND_SMTP_PORT,
     },
   };
 }

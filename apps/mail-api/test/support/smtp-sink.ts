@@ -6,6 +6,8 @@ export interface SinkMessage {
   raw: Buffer;
   /** Date.now() when the sink answered 250 to DATA (the message counts as delivered from then). */
   receivedAt: number;
+  /** Date.now() when the client began the transaction (MAIL FROM): when the message was handed over. */
+  startedAt: number;
   envelope: { from: string; to: string[] };
   /** The Message-ID header as sent (with angle brackets), or null. */
   messageId: string | null;
@@ -17,9 +19,17 @@ export interface SmtpSink {
   /** Accepted messages, in acceptance order. */
   messages: SinkMessage[];
   /** Answers to DATA that were not 250 (a refusal the sink was told to give), with their time. */
-  refusals: { code: number; at: number }[];
-  /** Connections opened so far, and DATA transfers that reached the end of the message. */
-  stats: { connections: number; dataReceived: number };
+  refusals: { code: number; at: number; to?: string[] }[];
+  /**
+   * Connections opened so far, DATA transfers that reached the end of the message, and DATA answers
+   * held right now (`delayNextData`): a client is mid-send while `held` is above zero.
+   */
+  stats: { connections: number; dataReceived: number; held: number };
+  /**
+   * Answer per message (after DATA was read): a refusal `{code, message}` for the recipients, or null to
+   * accept. Called for every message until unset (null).
+   */
+  answerWith(answer: ((to: string[]) => { code: number; message: string } | null) | null): void;
   /** Answer `code` (e.g. 451, 550) to the DATA of the next `count` messages. */
   refuseNext(code: number, count?: number): void;
   /** Hold the answer to the DATA of the next `count` messages for `ms` (the client waits on the open transaction). */
@@ -65,8 +75,10 @@ function take<T extends { left: number }>(slot: T | null): T | null {
 export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
   const refusals: SmtpSink['refusals'] = [];
-  const stats = { connections: 0, dataReceived: 0 };
+  const stats = { connections: 0, dataReceived: 0, held: 0 };
   const plan: Plan = { refuse: null, dataDelay: null, connectDelay: null };
+  const transactionStarts = new Map<string, number>();
+  let answer: ((to: string[]) => { code: number; message: string } | null) | null = null;
   const closedSessions = new Set<string>();
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {
@@ -90,6 +102,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       if (delay) later(delay.ms, () => callback());
       else callback();
     },
+    onMailFrom(_address, session, callback) {
+      transactionStarts.set(session.id, Date.now());
+      callback();
+    },
     onClose(session) {
       closedSessions.add(session.id);
     },
@@ -97,7 +113,13 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       void readAll(stream).then((raw) => {
         stats.dataReceived += 1;
         const refuse = take(plan.refuse);
+        const to = session.envelope.rcptTo.map((r) => r.address);
+        const answered = answer?.(to) ?? null;
         const finish = () => {
+          if (answered) {
+            refusals.push({ code: answered.code, at: Date.now(), to });
+            return callback(Object.assign(new Error(answered.message), { responseCode: answered.code }));
+          }
           if (refuse) {
             refusals.push({ code: refuse.code, at: Date.now() });
             return callback(
@@ -109,13 +131,23 @@ export async function startSmtpSink(): Promise<SmtpSink> {
               from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
               to: session.envelope.rcptTo.map((r) => r.address),
             };
-            messages.push({ raw, receivedAt: Date.now(), envelope, messageId: headerValue(raw, 'Message-ID') });
+            messages.push({
+              raw,
+              receivedAt: Date.now(),
+              startedAt: transactionStarts.get(session.id) ?? 0,
+              envelope,
+              messageId: headerValue(raw, 'Message-ID'),
+            });
           }
           callback(null, `OK queued as sink-${messages.length}`);
         };
         const delay = take(plan.dataDelay);
-        if (delay) later(delay.ms, finish);
-        else finish();
+        if (!delay) return finish();
+        stats.held += 1;
+        later(delay.ms, () => {
+          stats.held -= 1;
+          finish();
+        });
       }, callback);
     },
   });
@@ -132,6 +164,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     messages,
     refusals,
     stats,
+    answerWith: (fn) => void (answer = fn),
     refuseNext: (code, count = 1) => void (plan.refuse = { code, left: count }),
     delayNextData: (ms, count = 1) => void (plan.dataDelay = { ms, left: count }),
     delayNextConnection: (ms, count = 1) => void (plan.connectDelay = { ms, left: count }),

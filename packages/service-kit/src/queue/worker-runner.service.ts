@@ -16,6 +16,11 @@ export type QueueWorkerOptions = Partial<Omit<WorkerOptions, 'connection' | 'pre
  */
 export interface OwnsQueueWorkerOptions {
   queueWorkerOptions(queue: string): QueueWorkerOptions | undefined;
+  /**
+   * Called once the queue's worker runs in this process (optional): what must run only where the
+   * queue's jobs run (a feeder, a watch that adjusts the worker's settings at run time) starts here.
+   */
+  queueWorkerStarted?(queue: string, worker: Worker): void;
 }
 
 function ownsQueueWorkerOptions(instance: object): instance is OwnsQueueWorkerOptions {
@@ -54,11 +59,14 @@ export class WorkerRunner implements BeforeApplicationShutdown, OnApplicationShu
 
   /** Worker settings the owning jobs classes declare, by queue (filled by `discoverHandlers`). */
   private readonly ownedOptions = new Map<string, QueueWorkerOptions>();
+  /** The jobs class that declared each queue's settings (told when its worker starts). */
+  private readonly owners = new Map<string, OwnsQueueWorkerOptions>();
 
   /** Every (queue -> job name -> handler) the app's modules declare. */
   discoverHandlers(): Map<string, Map<string, JobHandler>> {
     const byQueue = new Map<string, Map<string, JobHandler>>();
     this.ownedOptions.clear();
+    this.owners.clear();
     for (const wrapper of this.discovery.getProviders()) {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
       if (!instance || typeof instance !== 'object') continue;
@@ -73,6 +81,7 @@ export class WorkerRunner implements BeforeApplicationShutdown, OnApplicationShu
         byQueue.set(route.queue, handlers);
         const owned = ownsQueueWorkerOptions(instance) ? instance.queueWorkerOptions(route.queue) : undefined;
         if (owned) this.ownedOptions.set(route.queue, owned);
+        if (owned && ownsQueueWorkerOptions(instance)) this.owners.set(route.queue, instance);
       }
     }
     return byQueue;
@@ -119,6 +128,7 @@ export class WorkerRunner implements BeforeApplicationShutdown, OnApplicationShu
       worker.on('error', (err) => this.logger.error({ queue, err: err.message }, 'worker error'));
       await worker.waitUntilReady();
       this.workers.push(worker);
+      this.owners.get(queue)?.queueWorkerStarted?.(queue, worker);
     }
     return queues.filter((q) => handlers.has(q));
   }

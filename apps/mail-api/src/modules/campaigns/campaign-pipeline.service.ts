@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
-import { EmailDeliveryQueue, MailEmailPriority } from '../delivery/email-delivery.queue.js';
 import { EmailDeliveryRepository, type EmailToInsert } from '../delivery/email-delivery.repository.js';
 import { SegmentsService } from '../segments/segments.service.js';
 import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
@@ -45,7 +44,8 @@ export function backlogWindow(ratePerSecond: number): number {
  * 2. batch k: renders recipients (k*500, (k+1)*500] for their contacts as they are now (deleted or
  *    unsubscribed ones are skipped), then in one transaction holding the campaign's row lock (so a
  *    cancel waits for it, or it sees the cancel) inserts their emails (unique per (campaign, contact))
- *    and marks the recipients; after commit, their delivery jobs go on the throttled email queue.
+ *    and marks the recipients; after commit, MarketingFeeder moves them onto the throttled email queue,
+ *    a little at a time and round-robin with other projects' marketing mail.
  * 3. delivery (EmailDeliveryJobs): each email once; the last one to finish completes the campaign.
  */
 @Injectable()
@@ -58,7 +58,6 @@ export class CampaignPipeline {
     private readonly recipients: CampaignRecipientsRepository,
     private readonly segments: SegmentsService,
     private readonly emails: EmailDeliveryRepository,
-    private readonly deliveryQueue: EmailDeliveryQueue,
     private readonly queue: CampaignsQueue,
     private readonly unsubscribeLinks: UnsubscribeLinks,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
@@ -97,8 +96,7 @@ export class CampaignPipeline {
     if (batch >= campaign.batch_count) return { outcome: 'skipped', reason: 'no such batch' };
     const range = batchRange(batch);
     if (await this.recipients.isPlanned(this.dataSource, scope, { campaignId, fromSeq: range.fromSeq })) {
-      // Planned before (a retry after the commit, or a duplicate): its delivery jobs may not have been added.
-      await this.enqueue(scope, await this.recipients.queuedEmailIds(this.dataSource, scope, { campaignId, ...range }));
+      // Planned before (a retry after the commit, or a duplicate): its emails wait for the feeder.
       return { outcome: 'skipped', reason: 'batch planned already' };
     }
     // A first look without the lock spares rendering a batch that must wait anyway.
@@ -132,25 +130,11 @@ export class CampaignPipeline {
     if (!result) return { outcome: 'skipped', reason: 'campaign no longer SENDING' };
     if (result.kind === 'wait') return { outcome: 'wait', ms: result.ms };
     const inserted = result.rows;
-    await this.enqueue(
-      scope,
-      inserted.map((r) => r.id),
-    );
+    // No enqueue: the emails wait in Postgres for MarketingFeeder, which feeds them to the email queue
+    // round-robin with other projects' marketing mail.
     // A batch whose recipients were all skipped sends nothing that would complete the campaign.
     await this.campaigns.completeIfFinished(this.dataSource, scope, campaignId);
     return { outcome: 'planned', emails: inserted.length, skipped: outcomes.length - inserted.length };
-  }
-
-  /** Delivery jobs at campaign priority (transactional mail overtakes them); a failed add is re-done by the sweeps. */
-  async enqueue(scope: ProjectScope, emailIds: string[]): Promise<void> {
-    try {
-      await this.deliveryQueue.enqueue(emailIds.map((id) => ({ id, projectId: scope.projectId, priority: MailEmailPriority.Campaign })));
-    } catch (err) {
-      this.logger.warn(
-        { err: (err as Error).message, emails: emailIds.length },
-        'enqueue of campaign emails failed; the sweep re-adds them',
-      );
-    }
   }
 
   /**

@@ -31,6 +31,10 @@ export interface CampaignEmailCounts {
   /** Recipients with a machine's open / click. */
   machineOpened: number;
   machineClicked: number;
+  /** Recipients on the suppression list when their email was about to be sent (SUPPRESSED). */
+  suppressed: number;
+  /** Emails a complaint (ARF) report came back for. */
+  complained: number;
 }
 
 /**
@@ -99,16 +103,6 @@ export class CampaignRecipientsRepository {
     );
   }
 
-  /** Emails of seq range [fromSeq, toSeq] still QUEUED: a batch run again re-enqueues them (job ids dedupe). */
-  queuedEmailIds(db: Db, scope: ProjectScope, input: { campaignId: string; fromSeq: number; toSeq: number }): Promise<string[]> {
-    return query<{ id: string }>(
-      db,
-      `SELECT e.id FROM campaign_recipients r JOIN emails e ON e.id = r.email_id AND e.project_id = r.project_id
-        WHERE r.project_id = $1 AND r.campaign_id = $2 AND r.seq BETWEEN $3 AND $4 AND e.status = 'QUEUED'`,
-      [scope.projectId, input.campaignId, input.fromSeq, input.toSeq],
-    ).then((rows) => rows.map((r) => r.id));
-  }
-
   /** Whether the batch starting at `fromSeq` was planned already (its first recipient is). */
   async isPlanned(db: Db, scope: ProjectScope, input: { campaignId: string; fromSeq: number }): Promise<boolean> {
     const row = await queryOne<{ status: string }>(
@@ -150,7 +144,7 @@ export class CampaignRecipientsRepository {
     const rows = await query<{ id: string }>(
       db,
       `SELECT id FROM emails
-        WHERE campaign_id = $2 AND project_id = $1 AND status IN ('QUEUED', 'SENDING')
+        WHERE campaign_id = $2 AND project_id = $1 AND status IN ('QUEUED', 'SENDING') AND fed_at IS NOT NULL
           AND (status = 'QUEUED' OR claimed_until < now()) AND id > $3
         ORDER BY id LIMIT $4`,
       [scope.projectId, input.campaignId, input.afterId ?? '00000000-0000-0000-0000-000000000000', input.limit],
@@ -167,10 +161,12 @@ export class CampaignRecipientsRepository {
               count(*) FILTER (WHERE opened_at IS NOT NULL)::int AS opened,
               count(*) FILTER (WHERE clicked_at IS NOT NULL)::int AS clicked,
               count(*) FILTER (WHERE machine_opened_at IS NOT NULL)::int AS "machineOpened",
-              count(*) FILTER (WHERE machine_clicked_at IS NOT NULL)::int AS "machineClicked"
+              count(*) FILTER (WHERE machine_clicked_at IS NOT NULL)::int AS "machineClicked",
+              count(*) FILTER (WHERE status = 'SUPPRESSED')::int AS suppressed,
+              count(*) FILTER (WHERE complained_at IS NOT NULL)::int AS complained
          FROM emails WHERE campaign_id = $2 AND project_id = $1`,
       [scope.projectId, campaignId],
     );
-    return row ?? { delivered: 0, bounced: 0, opened: 0, clicked: 0, machineOpened: 0, machineClicked: 0 };
+    return row ?? { delivered: 0, bounced: 0, opened: 0, clicked: 0, machineOpened: 0, machineClicked: 0, suppressed: 0, complained: 0 };
   }
 }

@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { projectScope, type ProjectScope } from '../../core/scope/project-scope.js';
-import { EmailDeliveryQueue } from '../delivery/email-delivery.queue.js';
-import { CampaignPipeline } from './campaign-pipeline.service.js';
+import { EmailDeliveryQueue, MailEmailPriority } from '../delivery/email-delivery.queue.js';
 import { CampaignRecipientsRepository } from './campaign-recipients.repository.js';
 import { batchRange, CampaignsQueue } from './campaigns.queue.js';
 import { CampaignsRepository, type ActiveCampaign } from './campaigns.repository.js';
@@ -36,7 +35,6 @@ export class CampaignSweep {
     private readonly recipients: CampaignRecipientsRepository,
     private readonly queue: CampaignsQueue,
     private readonly deliveryQueue: EmailDeliveryQueue,
-    private readonly pipeline: CampaignPipeline,
   ) {}
 
   async run(): Promise<SweepResult> {
@@ -91,7 +89,7 @@ export class CampaignSweep {
       if (ids.length === 0) break;
       const existing = await this.deliveryQueue.existingJobIds(ids);
       const missing = ids.filter((id) => !existing.has(id));
-      await this.pipeline.enqueue(scope, missing);
+      await this.deliveryQueue.enqueueOrLeaveToSweep(scope, { emailIds: missing, priority: MailEmailPriority.Campaign });
       restored += missing.length;
       if (ids.length < EMAIL_PAGE) break;
       afterId = ids[ids.length - 1];

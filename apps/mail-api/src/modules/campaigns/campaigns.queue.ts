@@ -113,10 +113,4 @@ export class CampaignsQueue {
     }
     return existing;
   }
-
-  /** Whether a dispatch job of this id is in Redis (any state). */
-  async hasDispatchJob(campaignId: string, scheduledAt: Date | null): Promise<boolean> {
-    const queue = this.queues.queue(CAMPAIGN_QUEUE);
-    return (await this.redis.exists(queue.toKey(dispatchJobId(campaignId, scheduledAt)))) === 1;
-  }
 }

@@ -7,12 +7,13 @@ import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectContext } from '../../core/auth/project-context.js';
 import { decodeCursor, encodeCursor, takePage } from '../../core/http/pagination.js';
 import { scopeOf, type ProjectScope } from '../../core/scope/project-scope.js';
-import { EmailDeliveryQueue, MailEmailPriority } from '../delivery/email-delivery.queue.js';
+import { EmailDeliveryQueue } from '../delivery/email-delivery.queue.js';
 import { EmailDeliveryRepository } from '../delivery/email-delivery.repository.js';
 import { unverifiedSendersAllowed } from '../delivery/unsigned-delivery.js';
 import { DomainsService } from '../domains/domains.service.js';
 import { validateCondition, type SegmentCondition } from '../segments/segment-condition.js';
 import { SegmentsService } from '../segments/segments.service.js';
+import { SendService } from '../send/send.service.js';
 import { campaignVariables, renderCampaignEmail } from './campaign-rendering.js';
 import type { MailCampaignLink } from './campaign-links.dto.js';
 import { CampaignLinksRepository } from './campaign-links.repository.js';
@@ -54,6 +55,7 @@ export class CampaignsService {
     private readonly domains: DomainsService,
     private readonly queue: CampaignsQueue,
     private readonly deliveryQueue: EmailDeliveryQueue,
+    private readonly sends: SendService,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
   ) {}
 
@@ -175,25 +177,13 @@ export class CampaignsService {
     await this.checkSender(project, campaign.from_email);
     const rendered = renderCampaignEmail(campaign, campaignVariables({ email, data: {} }, '#'));
     if ('problem' in rendered) throw validationError([{ field: 'body', code: 'maxRenderedSize', message: rendered.problem }]);
-    const ids = await this.dataSource.transaction((tx) =>
-      this.emails.insertQueued(tx, scope, {
-        fields: {
-          from: { email: campaign.from_email, name: campaign.from_name },
-          replyTo: campaign.reply_to,
-          headers: {},
-          type: 'TRANSACTIONAL',
-          templateId: null,
-          sendRequestId: null,
-        },
-        emails: [{ contactId: null, to: { email, name: null }, subject: `[TEST] ${rendered.subject}`.slice(0, 998), html: rendered.html }],
-      }),
-    );
-    const emailId = [...ids.values()][0];
-    try {
-      await this.deliveryQueue.enqueue([{ id: emailId, projectId: scope.projectId, priority: MailEmailPriority.Transactional }]);
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'enqueue of a test email failed; the requeue job delivers it');
-    }
+    const emailId = await this.sends.sendToAddress(scope, {
+      from: { email: campaign.from_email, name: campaign.from_name },
+      replyTo: campaign.reply_to,
+      to: { email, name: null },
+      subject: `[TEST] ${rendered.subject}`.slice(0, 998),
+      html: rendered.html,
+    });
     return { email: emailId, to: email, timestamp: new Date().toISOString() };
   }
 
@@ -211,9 +201,12 @@ export class CampaignsService {
       machineOpenedCount: counts.machineOpened,
       machineClickedCount: counts.machineClicked,
       bouncedCount: counts.bounced,
+      suppressedCount: counts.suppressed,
+      complainedCount: counts.complained,
       openRate: ratio(counts.opened, counts.delivered),
       clickRate: ratio(counts.clicked, counts.delivered),
       bounceRate: ratio(counts.bounced, sent),
+      complaintRate: ratio(counts.complained, counts.delivered),
     };
   }
 

@@ -1,7 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { JobsOptions } from 'bullmq';
 import { QueueService, REDIS } from '@app/service-kit';
+import type { ProjectScope } from '../../core/scope/project-scope.js';
 
 /**
  * Outgoing emails, one job per email row. One queue whatever the source (transactional sends,
@@ -73,6 +74,8 @@ export function emailJobOptions(email: EmailToEnqueue): JobsOptions {
 /** Producer of the email queue (the send endpoint, campaigns and workflows enqueue through it). */
 @Injectable()
 export class EmailDeliveryQueue {
+  private readonly logger = new Logger(EmailDeliveryQueue.name);
+
   constructor(
     private readonly queues: QueueService,
     @Inject(REDIS) private readonly redis: Redis,
@@ -88,6 +91,23 @@ export class EmailDeliveryQueue {
         opts: emailJobOptions(email),
       })),
     );
+  }
+
+  /**
+   * The jobs of emails just committed as QUEUED, for a caller whose answer must not depend on Redis (the
+   * send endpoint, a campaign's test send and batches, the campaign sweep): when the add fails, the
+   * failure is logged and the rows stay QUEUED, so the requeue sweep (EmailDeliveryJobs.requeue) adds
+   * their jobs once the queue is reachable again. Postgres is the truth; a lost add only delays.
+   */
+  async enqueueOrLeaveToSweep(scope: ProjectScope, input: { emailIds: string[]; priority: number }): Promise<void> {
+    try {
+      await this.enqueue(input.emailIds.map((id) => ({ id, projectId: scope.projectId, priority: input.priority })));
+    } catch (err) {
+      this.logger.warn(
+        { err: (err as Error).message, emails: input.emailIds.length, priority: input.priority },
+        'enqueue failed; the emails stay QUEUED and the requeue sweep adds their jobs',
+      );
+    }
   }
 
   /**

@@ -4,6 +4,7 @@ import { query, queryOne, queryPrepared, type Db } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import { DkimKeyCipher } from '../domains/dkim-key-cipher.js';
+import type { ReportedEmail } from './email-outcome-events.js';
 
 export interface EmailAttachment {
   filename: string;
@@ -37,6 +38,10 @@ export interface ClaimedEmail {
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;
   /** The contact's current `subscribed`; null when the email has no (remaining) contact. */
   contactSubscribed: boolean | null;
+  /** The reason the recipient is on the project's suppression list (read by the claim), or null. */
+  suppressedReason: string | null;
+  /** Temporary refusals (SMTP 4xx) before this claim: the position in MAIL_SOFT_BOUNCE_DELAYS_MS. */
+  softBounces: number;
 }
 
 export interface EmailAddress {
@@ -105,6 +110,13 @@ export interface UnfinishedEmail {
  * exactly-once gate (see EmailDeliveryJobs), so it must be atomic, and one round trip per email keeps
  * the pipeline's database cost at two statements per email (claim, then the outcome).
  */
+/** Marketing mail (a campaign's or a workflow's) not yet handed to the email queue by the feeder. */
+const UNFED_MARKETING = `(fed_at IS NULL AND (campaign_id IS NOT NULL OR workflow_id IS NOT NULL))`;
+/** The predicate of the partial index emails_marketing_backlog_idx (keep them equal), on table alias `t`. */
+function waitingMarketing(t: string): string {
+  return `${t}.status = 'QUEUED' AND ${t}.fed_at IS NULL AND (${t}.campaign_id IS NOT NULL OR ${t}.workflow_id IS NOT NULL)`;
+}
+
 const CLAIM = `
   WITH claimed AS (
     UPDATE emails
@@ -112,19 +124,22 @@ const CLAIM = `
      WHERE id = $1 AND project_id = $2
        AND (status = 'QUEUED' OR (status = 'SENDING' AND claimed_until < now()))
     RETURNING id, project_id, send_request_id, contact_id, campaign_id, workflow_id, type, to_email, to_name, from_email, from_name, reply_to,
-              subject, html, headers, attempts
+              subject, html, headers, attempts, soft_bounces
   )
   SELECT c.id, c.project_id AS "projectId", c.contact_id AS "contactId", c.campaign_id AS "campaignId", c.workflow_id AS "workflowId",
          c.type, c.to_email AS "toEmail",
          c.to_name AS "toName", c.from_email AS "fromEmail", c.from_name AS "fromName", c.reply_to AS "replyTo",
-         c.subject, c.html, c.headers, c.attempts, COALESCE(r.attachments, '[]'::jsonb) AS attachments,
+         c.subject, c.html, c.headers, c.attempts, c.soft_bounces AS "softBounces", COALESCE(r.attachments, '[]'::jsonb) AS attachments,
          d.domain AS "dkimDomain", d.dkim_selector AS "dkimSelector", d.dkim_private_key AS "dkimPrivateKey",
-         ct.subscribed AS "contactSubscribed"
+         ct.subscribed AS "contactSubscribed", sup.reason AS "suppressedReason"
     FROM claimed c
     LEFT JOIN domains d
       ON d.project_id = c.project_id AND d.domain = lower(substring(c.from_email FROM '@([^@]+)$')) AND d.status = 'VERIFIED'
     LEFT JOIN send_requests r ON r.id = c.send_request_id AND r.project_id = c.project_id
-    LEFT JOIN contacts ct ON ct.id = c.contact_id AND ct.project_id = c.project_id`;
+    LEFT JOIN contacts ct ON ct.id = c.contact_id AND ct.project_id = c.project_id
+    LEFT JOIN LATERAL (
+      SELECT s.reason FROM suppressions s WHERE s.project_id = c.project_id AND lower(s.email) = lower(c.to_email) LIMIT 1
+    ) sup ON true`;
 
 type ClaimRow = Omit<ClaimedEmail, 'dkim'> & { dkimDomain: string | null; dkimSelector: string | null; dkimPrivateKey: string | null };
 
@@ -449,6 +464,88 @@ export class EmailDeliveryRepository {
     return rows.length > 0;
   }
 
+  /**
+   * The recipient is suppressed: the email ends SUPPRESSED, never sent. Fenced like markFailed. True
+   * when this call recorded it.
+   */
+  async markSuppressed(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; reason: string }): Promise<boolean> {
+    const rows = await queryPrepared(
+      db,
+      `UPDATE emails SET status = 'SUPPRESSED', failed_at = now(), error = $3, claimed_until = NULL, updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4 RETURNING 1`,
+      [input.email.id, scope.projectId, `recipient suppressed (${input.reason})`, input.email.attempts],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Back to QUEUED as if never claimed (relay throttling, or a pause found before the hand-off): the
+   * claim's attempt is given back and the last error kept, so a long throttle never uses up the email's
+   * attempts.
+   */
+  async releaseUntouched(db: Db, scope: ProjectScope, input: { email: ClaimedEmail }): Promise<void> {
+    await queryPrepared(
+      db,
+      `UPDATE emails SET status = 'QUEUED', claimed_until = NULL, attempts = attempts - 1, updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $3`,
+      [input.email.id, scope.projectId, input.email.attempts],
+    );
+  }
+
+  /**
+   * A temporary refusal (SMTP 4xx): back to QUEUED with the reason, one more soft bounce counted.
+   * Answers the soft bounces so far (null: the claim was lost, nothing changed).
+   */
+  async releaseSoftBounce(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; error: string }): Promise<number | null> {
+    const [row] = await queryPrepared<{ soft_bounces: number }>(
+      db,
+      `UPDATE emails SET status = 'QUEUED', claimed_until = NULL, error = $3, soft_bounces = soft_bounces + 1, updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4 RETURNING soft_bounces`,
+      [input.email.id, scope.projectId, input.error.slice(0, 1000), input.email.attempts],
+    );
+    return row ? row.soft_bounces : null;
+  }
+
+  /**
+   * The email a bounce or complaint report names (its VERP token was verified: verp.ts). By id alone,
+   * across projects: the token is the only thing the report carries; every write after is scoped to
+   * the project read here.
+   */
+  async reported(db: Db, emailId: string): Promise<(ReportedEmail & { toEmail: string }) | null> {
+    const [row] = await queryPrepared<ReportedEmail & { toEmail: string }>(
+      db,
+      `SELECT id, project_id AS "projectId", contact_id AS "contactId", campaign_id AS "campaignId", to_email AS "toEmail"
+         FROM emails WHERE id = $1`,
+      [emailId],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * An asynchronous bounce (DSN): a SENT email becomes BOUNCED. Only the first report changes it
+   * (`status = 'SENT'`), so a report delivered twice is processed once. True when this call did.
+   */
+  async markBounced(db: Db, scope: ProjectScope, input: { emailId: string; error: string }): Promise<boolean> {
+    const rows = await queryPrepared(
+      db,
+      `UPDATE emails SET status = 'BOUNCED', bounced_at = now(), error = $3, updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND status = 'SENT' RETURNING 1`,
+      [input.emailId, scope.projectId, input.error.slice(0, 1000)],
+    );
+    return rows.length > 0;
+  }
+
+  /** A complaint (ARF) about the email: the first one is recorded (true), a repeat changes nothing. */
+  async markComplained(db: Db, scope: ProjectScope, input: { emailId: string }): Promise<boolean> {
+    const rows = await queryPrepared(
+      db,
+      `UPDATE emails SET complained_at = now(), updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND complained_at IS NULL AND status IN ('SENT', 'BOUNCED') RETURNING 1`,
+      [input.emailId, scope.projectId],
+    );
+    return rows.length > 0;
+  }
+
   /** Gives the row back for a retry (the job's backoff decides when), keeping the reason. */
   async release(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; error: string }): Promise<void> {
     await queryPrepared(
@@ -462,7 +559,9 @@ export class EmailDeliveryRepository {
   /**
    * A page of the emails that should have a job: QUEUED for over a minute (their job may have been
    * lost with Redis) and SENDING with a lapsed claim (their worker died), keyset-paged by
-   * (queued_at, id) on the partial index of unfinished emails. A sweep over every project: no scope.
+   * (queued_at, id) on the partial index of unfinished emails. Marketing emails the feeder has not
+   * fed yet have no job by design (MarketingFeeder feeds them); only fed ones are looked at. Paged by
+   * (queued_at, id). A sweep over every project: no scope.
    */
   unfinished(db: Db, input: { after: { queuedAt: string; id: string } | null; limit: number }): Promise<UnfinishedEmail[]> {
     return query<UnfinishedEmail>(
@@ -471,10 +570,68 @@ export class EmailDeliveryRepository {
          FROM emails
         WHERE status IN ('QUEUED', 'SENDING')
           AND (queued_at, id) > ($1::timestamptz, $2::uuid)
+          AND NOT ${UNFED_MARKETING}
           AND ((status = 'QUEUED' AND queued_at < now() - interval '1 minute') OR (status = 'SENDING' AND claimed_until < now()))
         ORDER BY queued_at, id
         LIMIT $3`,
       [input.after?.queuedAt ?? '-infinity', input.after?.id ?? '00000000-0000-0000-0000-000000000000', input.limit],
     );
   }
+
+  /**
+   * The projects with marketing emails waiting to be fed, and their `maxSendRate` (a skip scan of the
+   * partial index of the marketing backlog: one probe per project, however long its backlog). Every
+   * project: the feeder's fairness is across projects.
+   */
+  marketingBacklogProjects(db: Db, input: { limit: number }): Promise<BacklogProject[]> {
+    return query<BacklogProject>(
+      db,
+      `WITH RECURSIVE p(project_id) AS (
+         (SELECT e.project_id FROM emails e WHERE ${waitingMarketing('e')} ORDER BY e.project_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT e.project_id FROM emails e
+                  WHERE e.project_id > p.project_id AND ${waitingMarketing('e')}
+                  ORDER BY e.project_id LIMIT 1)
+           FROM p WHERE p.project_id IS NOT NULL
+       )
+       SELECT p.project_id AS "projectId", pr.max_send_rate AS "maxSendRate"
+         FROM p JOIN projects pr ON pr.id = p.project_id
+        LIMIT $1`,
+      [input.limit],
+    );
+  }
+
+  /**
+   * Marks the oldest `count` waiting marketing emails of each project as fed (one statement for every
+   * project) and returns them, for their jobs to be added. A row cancelled meanwhile is not fed, and
+   * rows a cancel holds are skipped (fed next time, or never once CANCELLED) rather than waited for:
+   * the two statements lock rows in different orders, and waiting deadlocked them (bench, once).
+   */
+  feedMarketing(db: Db, input: { projectIds: string[]; counts: number[] }): Promise<FedEmail[]> {
+    return query<FedEmail>(
+      db,
+      `UPDATE emails e SET fed_at = now()
+         FROM (SELECT x.id FROM unnest($1::uuid[], $2::int[]) AS q(project_id, n)
+                CROSS JOIN LATERAL (
+                  SELECT w.id FROM emails w
+                   WHERE w.project_id = q.project_id AND ${waitingMarketing('w')}
+                   ORDER BY w.queued_at, w.id LIMIT q.n
+                     FOR UPDATE SKIP LOCKED) x) picked
+        WHERE e.id = picked.id AND e.status = 'QUEUED' AND e.fed_at IS NULL
+        RETURNING e.id, e.project_id AS "projectId", e.campaign_id AS "campaignId", e.workflow_id AS "workflowId"`,
+      [input.projectIds, input.counts],
+    );
+  }
+}
+
+export interface BacklogProject {
+  projectId: string;
+  maxSendRate: number | null;
+}
+
+export interface FedEmail {
+  id: string;
+  projectId: string;
+  campaignId: string | null;
+  workflowId: string | null;
 }

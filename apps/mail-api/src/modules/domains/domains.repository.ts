@@ -157,7 +157,7 @@ export class DomainsRepository {
     return (await execute(db, `DELETE FROM domains WHERE project_id = $1 AND id = $2`, [scope.projectId, id])) > 0;
   }
 
-  /** The sender check of every POST /v1/send: a named prepared statement, like the rest of the send path. */
+  /** The signing key of a VERIFIED domain (the worker's, and a campaign's sender check): a named prepared statement. */
   async verifiedForSigning(db: Db, scope: ProjectScope, domain: string): Promise<SigningRow | null> {
     const [row] = await queryPrepared<SigningRow>(
       db,
@@ -165,6 +165,18 @@ export class DomainsRepository {
       [scope.projectId, domain],
     );
     return row ?? null;
+  }
+
+  /**
+   * Whether the project has this domain VERIFIED: the sender check of every POST /v1/send, which needs
+   * no key (the worker opens it when it signs), so it reads none: an index lookup, one boolean back.
+   */
+  async isVerified(db: Db, scope: ProjectScope, domain: string): Promise<boolean> {
+    const rows = await queryPrepared(db, `SELECT 1 FROM domains WHERE project_id = $1 AND domain = $2 AND status = 'VERIFIED'`, [
+      scope.projectId,
+      domain,
+    ]);
+    return rows.length > 0;
   }
 
   /** Held until `tx` ends: instances starting at once seal the legacy keys one after another. */

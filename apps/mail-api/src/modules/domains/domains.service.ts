@@ -158,6 +158,17 @@ export class DomainsService {
     throw new DomainError(MailErrorCode.DomainNotVerified, message, { status: 403 });
   }
 
+  /**
+   * The sender check of POST /v1/send: the same rule and 403 as `senderDomain`, without reading or
+   * decrypting the DKIM key the send does not use (the worker opens it when it signs).
+   */
+  async assertVerifiedSender(project: ProjectContext, fromEmail: string): Promise<void> {
+    const domain = domainOfAddress(fromEmail);
+    if (domain && (await this.domains.isVerified(this.dataSource, scopeOf(project), domain))) return;
+    const message = domain ? `sender domain ${domain} is not verified` : `sender address ${JSON.stringify(fromEmail)} has no domain`;
+    throw new DomainError(MailErrorCode.DomainNotVerified, message, { status: 403 });
+  }
+
   /** The signing key of a VERIFIED domain of the project; null when it is not (or no longer) VERIFIED. */
   async dkimForDomain(scope: ProjectScope, domain: string): Promise<SenderDomain | null> {
     const normalized = domainOfAddress(`@${domain}`);

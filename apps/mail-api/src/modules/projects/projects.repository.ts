@@ -27,6 +27,19 @@ export class ProjectsRepository {
     return row;
   }
 
+  /** A project's own sending cap in emails per second (null: none); null when there is no such project. */
+  updateMaxSendRate(
+    db: Db,
+    input: { id: string; maxSendRate: number | null },
+  ): Promise<(ProjectRow & { maxSendRate: number | null }) | null> {
+    return queryOne<ProjectRow & { maxSendRate: number | null }>(
+      db,
+      `UPDATE projects SET max_send_rate = $2, updated_at = now() WHERE id = $1
+        RETURNING id, name, max_send_rate AS "maxSendRate"`,
+      [input.id, input.maxSendRate],
+    );
+  }
+
   /** Replaces the key hashes; null when there is no such project. */
   updateKeys(db: Db, input: { id: string; keys: StoredKeyPair }): Promise<ProjectRow | null> {
     return queryOne<ProjectRow>(

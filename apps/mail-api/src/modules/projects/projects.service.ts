@@ -44,6 +44,17 @@ export class ProjectsService {
     return { id: row.id, name: row.name, ...keys };
   }
 
+  /**
+   * Caps the project's sending below its fair share (decisions.md "Fair sending and run-time rate"):
+   * the marketing feeder feeds at most `maxSendRate` of its emails per second; null removes the cap.
+   */
+  async setMaxSendRate(id: string, maxSendRate: number | null): Promise<{ id: string; name: string; maxSendRate: number | null }> {
+    if (!isUUID(id)) throw projectNotFound();
+    const row = await this.projects.updateMaxSendRate(this.dataSource, { id, maxSendRate });
+    if (!row) throw projectNotFound();
+    return row;
+  }
+
   /** The project a presented key belongs to (disabled ones included: the caller decides), or null. */
   findByKey(rawKey: string): Promise<ProjectKeyMatch | null> {
     return this.projectKeys.findByKey(this.dataSource, rawKey);

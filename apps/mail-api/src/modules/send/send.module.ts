@@ -11,11 +11,12 @@ import { SendService } from './send.service.js';
 
 /**
  * POST /v1/send (its recipients through ContactsRepository, its emails through EmailDeliveryRepository,
- * one transaction), and the purges of expired Idempotency-Key records and finished send requests (worker).
+ * one transaction; a campaign's test send goes through SendService too), and the purges of expired Idempotency-Key records and finished send requests (worker).
  */
 @Module({
   imports: [TemplatesModule, DomainsModule, DeliveryModule, UnsubscribeModule, ContactsModule],
   controllers: [SendController],
   providers: [SendService, SendRepository, SendJobs],
+  exports: [SendService],
 })
 export class SendModule {}

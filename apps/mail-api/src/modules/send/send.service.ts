@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ErrorCode, MailErrorCode, type FieldError, type MailSendResult } from '@app/contracts';
@@ -8,7 +8,7 @@ import type { ProjectContext } from '../../core/auth/project-context.js';
 import { scopeOf, type ProjectScope } from '../../core/scope/project-scope.js';
 import { ContactsRepository } from '../contacts/contacts.repository.js';
 import { EmailDeliveryQueue, MailEmailPriority } from '../delivery/email-delivery.queue.js';
-import { EmailDeliveryRepository, type EmailToInsert } from '../delivery/email-delivery.repository.js';
+import { EmailDeliveryRepository, type EmailAddress, type EmailToInsert } from '../delivery/email-delivery.repository.js';
 import { unverifiedSendersAllowed } from '../delivery/unsigned-delivery.js';
 import { DomainsService } from '../domains/domains.service.js';
 import { renderTemplate } from '../templates/template-rendering.js';
@@ -36,8 +36,6 @@ function validationError(problems: FieldError[]): DomainError {
  */
 @Injectable()
 export class SendService {
-  private readonly logger = new Logger(SendService.name);
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly repository: SendRepository,
@@ -61,12 +59,14 @@ export class SendService {
     const message = resolveMessage(body, template, problems);
     if (!message) throw validationError(problems);
     // The development outbox takes any sender (unsigned, marked so by the worker): unsigned-delivery.ts.
-    if (!unverifiedSendersAllowed(this.config)) await this.domains.senderDomain(project, message.from.email);
+    if (!unverifiedSendersAllowed(this.config)) await this.domains.assertVerifiedSender(project, message.from.email);
 
     const scope = scopeOf(project);
-    const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    // Only a keyed send compares bodies: without a key, no serialization and hash of a body that may
+    // carry up to 16 MB of attachments.
+    const requestHash = idempotencyKey === undefined ? null : createHash('sha256').update(JSON.stringify(body)).digest('hex');
     const outcome = await this.dataSource.transaction(async (tx) => {
-      if (idempotencyKey !== undefined) {
+      if (idempotencyKey !== undefined && requestHash !== null) {
         const earlier = await this.repository.claimIdempotencyKey(tx, scope, { key: idempotencyKey, requestHash });
         if (earlier) return { replay: this.replay(earlier.request_hash, requestHash, earlier.response), written: null };
       }
@@ -78,6 +78,27 @@ export class SendService {
     if (!outcome.written) return outcome.replay;
     await this.enqueue(scope, outcome.written.emailIds);
     return outcome.written.result;
+  }
+
+  /**
+   * One transactional email to an address that is no contact (a campaign's test send): its QUEUED row
+   * and its job as /v1/send writes them, without a contact or an Idempotency-Key. The caller has
+   * checked the sender and rendered the subject and body. Returns the email's id.
+   */
+  async sendToAddress(
+    scope: ProjectScope,
+    input: { from: EmailAddress; replyTo: string | null; to: EmailAddress; subject: string; html: string },
+  ): Promise<string> {
+    const { from, replyTo, to, subject, html } = input;
+    const ids = await this.dataSource.transaction((tx) =>
+      this.emails.insertQueued(tx, scope, {
+        fields: { from, replyTo, headers: {}, type: 'TRANSACTIONAL', templateId: null, sendRequestId: null },
+        emails: [{ contactId: null, to, subject, html }],
+      }),
+    );
+    const emailId = [...ids.values()][0];
+    await this.enqueue(scope, [emailId]);
+    return emailId;
   }
 
   private replay(storedHash: string, requestHash: string, response: MailSendResult): MailSendResult {
@@ -93,9 +114,13 @@ export class SendService {
   private async write(tx: EntityManager, scope: ProjectScope, message: ResolvedMessage, body: SendEmailBody) {
     const emails = message.recipients.map((r) => r.email);
     const contactIds = await this.contacts.upsertRecipients(tx, scope, { emails, subscribed: body.subscribed ?? null });
+    // The signed link (an HMAC per recipient) only when subject or body can refer to it: a placeholder
+    // naming it contains the word, so a message without the word renders the same without it.
+    const linked = message.subject.includes('unsubscribeUrl') || message.body.includes('unsubscribeUrl');
     const recipients = message.recipients.map((to) => {
       const contactId = contactIds.get(to.email.toLowerCase()) as string;
-      const variables = { ...body.data, email: to.email, unsubscribeUrl: this.unsubscribeLinks.urlFor(scope.projectId, contactId) };
+      const variables: Record<string, unknown> = { ...body.data, email: to.email };
+      if (linked) variables.unsubscribeUrl = this.unsubscribeLinks.urlFor(scope.projectId, contactId);
       return { to, contactId, email: to.email, variables };
     });
     // Measured (the variables need the contact ids) before anything is rendered or stored; the refusal
@@ -121,14 +146,8 @@ export class SendService {
     return { result, emailIds: [...emailIds.values()] };
   }
 
+  /** After commit, at transactional priority (first in the queue); a failed add is left to the requeue sweep. */
   private async enqueue(scope: ProjectScope, emailIds: string[]): Promise<void> {
-    try {
-      await this.deliveryQueue.enqueue(
-        emailIds.map((id) => ({ id, projectId: scope.projectId, priority: MailEmailPriority.Transactional })),
-      );
-    } catch (err) {
-      // Committed as QUEUED: the requeue job delivers them once the queue is reachable again.
-      this.logger.warn({ err: (err as Error).message, emails: emailIds.length }, 'enqueue failed; emails stay QUEUED for the requeue job');
-    }
+    await this.deliveryQueue.enqueueOrLeaveToSweep(scope, { emailIds, priority: MailEmailPriority.Transactional });
   }
 }

@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { OnJob, type OwnsQueueWorkerOptions, type QueueWorkerOptions } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
-import { EmailDeliveryQueue, MailEmailPriority } from '../delivery/email-delivery.queue.js';
 import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../maintenance/maintenance.queue.js';
 import { WAITING_UNTIL_DUE, WorkflowRunner } from './workflow-runner.service.js';
 import { WorkflowSweep } from './workflow-sweep.service.js';
@@ -36,7 +35,6 @@ export class WorkflowsJobs implements OwnsQueueWorkerOptions {
     private readonly sweeper: WorkflowSweep,
     private readonly triggers: WorkflowTriggerService,
     private readonly queue: WorkflowsQueue,
-    private readonly emails: EmailDeliveryQueue,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
   ) {}
 
@@ -47,8 +45,8 @@ export class WorkflowsJobs implements OwnsQueueWorkerOptions {
 
   /**
    * One step visit (WorkflowRunner). After the run's transaction commits: the next step's job, timers
-   * and retries go to the workflow queue, a SEND_EMAIL's email to the shared, throttled email queue at
-   * workflow priority. If an add fails, the rows are committed and the sweeps add the jobs later. A row
+   * and retries go to the workflow queue; a SEND_EMAIL's email waits in Postgres for MarketingFeeder
+   * (round-robin by project onto the throttled email queue). If an add fails, the rows are committed and the sweeps add the jobs later. A row
    * not due yet makes the job wait (without spending an attempt); a job that fails on its last attempt
    * fails its step and execution.
    */
@@ -69,7 +67,7 @@ export class WorkflowsJobs implements OwnsQueueWorkerOptions {
     }
     let steps = 1;
     for (;;) {
-      if (result.emailId) await this.emails.enqueue([{ id: result.emailId, projectId, priority: MailEmailPriority.Workflow }]);
+      // A written email (result.emailId) waits in Postgres for MarketingFeeder, round-robin by project.
       const next = steps < MAX_CHAINED_STEPS ? continuationOf(result) : null;
       if (!next) break;
       result = await this.runChained(next);
