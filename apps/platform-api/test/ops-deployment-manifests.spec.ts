@@ -285,6 +285,16 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
       expect(exprs).toContain(metric);
     }
     expect(find(production, 'Service', 'mail-worker-inbound').spec.type).toBe('LoadBalancer');
+    // The bounce listener's container port is the one the worker is configured to listen on.
+    for (const [target, objects] of all()) {
+      const inboundPort = find(objects, 'ConfigMap', 'mail-config').data?.MAIL_INBOUND_SMTP_PORT;
+      const ports = find(objects, 'Deployment', 'mail-worker').spec.template.spec.containers[0].ports;
+      expect({ target, port: String(ports.find((p: { name: string }) => p.name === 'smtp-inbound')?.containerPort) }).toEqual({
+        target,
+        port: inboundPort,
+      });
+      expect(find(objects, 'Service', 'mail-worker-inbound').spec.ports[0].targetPort).toBe('smtp-inbound');
+    }
     // Dev runs mutable `dev` tags: always pulled.
     for (const o of rendered.targets.dev.filter(
       (x) => (x.kind === 'Deployment' || x.kind === 'Job') && x.metadata.name.match(/^(platform|mail)-/),
