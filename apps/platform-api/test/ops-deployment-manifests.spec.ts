@@ -285,6 +285,16 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
       expect(exprs).toContain(metric);
     }
     expect(find(production, 'Service', 'mail-worker-inbound').spec.type).toBe('LoadBalancer');
+    // The bounce listener's container port is the one the worker is configured to listen on.
+    for (const [target, objects] of all()) {
+      const inboundPort = find(objects, 'ConfigMap', 'mail-config').data?.MAIL_INBOUND_SMTP_PORT;
+      const ports = find(objects, 'Deployment', 'mail-worker').spec.template.spec.containers[0].ports;
+      expect({ target, port: String(ports.find((p: { name: string }) => p.name === 'smtp-inbound')?.containerPort) }).toEqual({
+        target,
+        port: inboundPort,
+      });
+      expect(find(objects, 'Service', 'mail-worker-inbound').spec.ports[0].targetPort).toBe('smtp-inbound');
+    }
     // Dev runs mutable `dev` tags: always pulled.
     for (const o of rendered.targets.dev.filter(
       (x) => (x.kind === 'Deployment' || x.kind === 'Job') && x.metadata.name.match(/^(platform|mail)-/),
@@ -402,9 +412,9 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
     expect(pinned).toMatch(/^24\.(1[1-9]|[2-9]\d)\.\d+$/);
     for (const step of [
       /RUN npx --yes turbo@[\d.]+ prune "\$\{APP\}" --docker/,
-      /^RUN npm ci$/m,
+      /^RUN --mount=type=cache,target=\/root\/\.npm,sharing=locked npm ci$/m,
       /^COPY --from=prune \/app\/tsconfig.base.json \.\/$/m,
-      /^RUN npm ci --omit=dev/m,
+      /^RUN --mount=type=cache,target=\/root\/\.npm,sharing=locked npm ci --omit=dev$/m,
       /apt-get install -y --no-install-recommends tini/,
       /^USER 10001:10001$/m,
       /^HEALTHCHECK .* CMD \["node", "\/app\/docker\/healthcheck.mjs"\]$/m,
@@ -480,6 +490,20 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
       const grace = find(rendered.targets.base, 'Deployment', name).spec.template.spec.terminationGracePeriodSeconds;
       expect({ name, grace: seconds(compose.services[name].stop_grace_period) }).toEqual({ name, grace });
     }
+  });
+
+  it('npm run image:check says clearly when the machine has no container engine, and can require one', async () => {
+    // Only Node on the PATH: neither podman nor docker can be found.
+    const env = { PATH: path.dirname(process.execPath) };
+    const { stdout } = await run(process.execPath, ['scripts/image-check.mjs'], { cwd: REPO, env });
+    expect(stdout).toMatch(/^image:check: no container engine on this machine .*nothing was built or checked\.$/m);
+    await expect(run(process.execPath, ['scripts/image-check.mjs', '--require-engine'], { cwd: REPO, env })).rejects.toMatchObject({
+      code: 1,
+    });
+    const script = read('scripts/image-check.mjs');
+    expect(script).toContain("{ app: 'platform-api', budgetMb: 350");
+    expect(script).toContain("{ app: 'mail-api', budgetMb: 250");
+    expect(JSON.parse(read('package.json')).scripts['image:check']).toBe('node scripts/image-check.mjs');
   });
 
   it("the entry point runs the app's API, worker, migrate command or CLI, and refuses anything else", async () => {
