@@ -17,8 +17,6 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { TextDecoder } from 'node:util';
-import { Redis } from 'ioredis';
-import pg from 'pg';
 import {
   APPS,
   REPO_ROOT,
@@ -26,9 +24,11 @@ import {
   entryPoint,
   labelled,
   missingEntryPoints,
+  runMigrate,
   stopProcesses,
   withDatabase,
 } from '../scripts/lib/apps.mjs';
+import { deleteRedisKeys, dropDatabase } from '../scripts/lib/databases.mjs';
 import { freePort, httpOk, redactUrl, redisPing, sleep, waitUntil } from '../scripts/lib/probes.mjs';
 import { formatSummary, profiledEnv, summarizeProfile, takeProfile } from './lib/cpu-profile-summary.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
@@ -73,18 +73,6 @@ function positiveInt(name, fallback) {
   return value;
 }
 
-const databaseName = () => new URL(databaseUrl).pathname.slice(1);
-
-async function adminQuery(sql) {
-  const client = new pg.Client({ connectionString: withDatabase(databaseUrl, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 /** `node [args] script` with labelled output and, for the API, an IPC channel to the probe. */
 function start(label, args, env, ipc = false) {
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc'] : [])] });
@@ -114,9 +102,7 @@ function probe(command) {
 }
 
 async function startPlatform(env) {
-  const migrate = start('platform-migrate', [entryPoint('platform', 'migrate')], env);
-  const migrated = await migrate.exited;
-  if (migrated.code !== 0) fail(`platform migrations ${describeExit(migrated)} (output above)`);
+  await runMigrate('platform', env, { track: children });
   const profiled = CPU_PROF_DIR ? profiledEnv(env, CPU_PROF_DIR, 'platform-api') : null;
   api = start(
     'platform-api',
@@ -201,20 +187,6 @@ async function sequential(n, call) {
   return samples;
 }
 
-async function deleteRedisKeys() {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 500);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
 async function main() {
   const missing = missingEntryPoints(['platform'], ['api', 'migrate']);
   if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
@@ -226,7 +198,7 @@ async function main() {
   databaseUrl = withDatabase(process.env[databaseVar] ?? `postgres://postgres@127.0.0.1:5432/${database}`, `${database}_ai_bench`);
   redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
-  await adminQuery(`DROP DATABASE IF EXISTS "${databaseName()}" WITH (FORCE)`);
+  await dropDatabase(databaseUrl);
   const admin = { email: 'ai-bench@example.com', password: randomBytes(18).toString('base64url') };
   const url = await startPlatform({
     ...process.env,
@@ -341,10 +313,11 @@ function cleanup() {
     await stopProcesses(children, 10_000);
     await provider?.close();
     if (databaseUrl)
-      await adminQuery(`DROP DATABASE IF EXISTS "${databaseName()}" WITH (FORCE)`).catch((err) =>
-        console.error(`could not drop ${redactUrl(databaseUrl)}: ${err.message}`),
+      await dropDatabase(databaseUrl).catch((err) => console.error(`could not drop ${redactUrl(databaseUrl)}: ${err.message}`));
+    if (redisUrl)
+      await deleteRedisKeys(redisUrl, QUEUE_PREFIX).catch((err) =>
+        console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`),
       );
-    if (redisUrl) await deleteRedisKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
   })();
   return cleaning;
 }

@@ -25,20 +25,20 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import sharp from 'sharp';
 import {
   APPS,
   REPO_ROOT,
-  describeExit,
   entryPoint,
-  missingEntryPoints,
-  spawnNode,
+  requirePrerequisites,
+  runMigrate,
+  startHttpApp,
   stopProcesses,
   withDatabase,
 } from '../scripts/lib/apps.mjs';
-import { freePort, httpOk, redactUrl, redisPing, sleep, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
-import { fail, runBenchScript, withPgClient } from './lib/run-script.mjs';
+import { dropDatabase } from '../scripts/lib/databases.mjs';
+import { freePort, sleep } from '../scripts/lib/probes.mjs';
+import { fail, runBenchScript } from './lib/run-script.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -66,23 +66,10 @@ const median = (list) => {
 };
 const round2 = (n) => Math.round(n * 100) / 100;
 
-async function dropDatabase() {
-  await withPgClient(pg, withDatabase(databaseUrl, 'postgres'), (c) =>
-    c.query('DROP DATABASE IF EXISTS platform_bench_attachments WITH (FORCE)'),
-  );
-}
-
 async function startApi(env) {
-  const migrate = spawnNode('platform-migrate', entryPoint('platform', 'migrate'), env);
-  children.push(migrate);
-  const migrated = await migrate.exited;
-  if (migrated.code !== 0) fail(`migrations ${describeExit(migrated)} (output above)`);
-  api = spawnNode('platform-api', entryPoint('platform', 'api'), env);
-  children.push(api);
+  await runMigrate('platform', env, { track: children });
   const url = `http://127.0.0.1:${env.PLATFORM_PORT}`;
-  const outcome = await Promise.race([waitUntil(() => httpOk(`${url}/healthz`), 60_000, 200), api.exited]);
-  if (outcome === false) fail(`platform-api did not answer ${url}/healthz within 60 s`);
-  if (outcome !== true) fail(`platform-api ${describeExit(outcome)} before answering /healthz (output above)`);
+  api = await startHttpApp({ label: 'platform-api', script: entryPoint('platform', 'api'), env, url, track: children });
   return url;
 }
 
@@ -237,12 +224,8 @@ async function uploadRss(url, token) {
 }
 
 async function main() {
-  const missing = missingEntryPoints(['platform'], ['api', 'migrate']);
-  if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
-  const db = new URL(baseUrl);
-  if (!(await tcpAccepts(db.hostname, Number(db.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(baseUrl)}`);
-  await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
-  await dropDatabase();
+  await requirePrerequisites({ apps: ['platform'], kinds: ['api', 'migrate'], databaseUrl: baseUrl, redisUrl });
+  await dropDatabase(databaseUrl);
 
   const env = {
     ...process.env,
@@ -325,7 +308,7 @@ let cleaning;
 const cleanup = () =>
   (cleaning ??= (async () => {
     await stopProcesses(children, 10_000);
-    await dropDatabase().catch((err) => console.error(`could not drop platform_bench_attachments: ${err.message}`));
+    await dropDatabase(databaseUrl).catch((err) => console.error(`could not drop platform_bench_attachments: ${err.message}`));
     rmSync(storageRoot, { recursive: true, force: true });
   })());
 await runBenchScript('bench', main, cleanup);

@@ -29,18 +29,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import {
-  APPS,
-  REPO_ROOT,
-  describeExit,
-  entryPoint,
-  missingEntryPoints,
-  spawnNode,
-  stopProcesses,
-  withDatabase,
-} from '../scripts/lib/apps.mjs';
-import { freePort, httpOk, redactUrl, redisPing, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
-import { fail, withPgClient, runBenchScript } from './lib/run-script.mjs';
+import { APPS, REPO_ROOT, requirePrerequisites, runMigrate, startHttpApp, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
+import { dropDatabase, withSqlClient } from '../scripts/lib/databases.mjs';
+import { freePort } from '../scripts/lib/probes.mjs';
+import { fail, runBenchScript } from './lib/run-script.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -59,23 +51,12 @@ const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const admin = { email: 'bench-admin@example.com', password: randomBytes(18).toString('base64url') };
 const children = [];
 
-const withClient = (url, fn) => withPgClient(pg, url, fn);
-
-async function dropDatabase() {
-  await withClient(withDatabase(databaseUrl, 'postgres'), (c) => c.query('DROP DATABASE IF EXISTS platform_bench_audit WITH (FORCE)'));
-}
+const withClient = withSqlClient;
 
 async function startApi(env) {
-  const migrate = spawnNode('platform-migrate', entryPoint('platform', 'migrate'), env);
-  children.push(migrate);
-  const migrated = await migrate.exited;
-  if (migrated.code !== 0) fail(`migrations ${describeExit(migrated)} (output above)`);
-  const api = spawnNode('platform-api', SERVER, env);
-  children.push(api);
+  await runMigrate('platform', env, { track: children });
   const url = `http://127.0.0.1:${env.PLATFORM_PORT}`;
-  const outcome = await Promise.race([waitUntil(() => httpOk(`${url}/healthz`), 60_000, 200), api.exited]);
-  if (outcome === false) fail(`platform-api did not answer ${url}/healthz within 60 s`);
-  if (outcome !== true) fail(`platform-api ${describeExit(outcome)} before answering /healthz (output above)`);
+  await startHttpApp({ label: 'platform-api', script: SERVER, env, url, track: children });
   return url;
 }
 
@@ -318,12 +299,8 @@ async function bareSqlUpdates(roleIds) {
 }
 
 async function main() {
-  const missing = missingEntryPoints(['platform'], ['api', 'migrate']);
-  if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
-  const db = new URL(baseUrl);
-  if (!(await tcpAccepts(db.hostname, Number(db.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(baseUrl)}`);
-  await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
-  await dropDatabase();
+  await requirePrerequisites({ apps: ['platform'], kinds: ['api', 'migrate'], databaseUrl: baseUrl, redisUrl });
+  await dropDatabase(databaseUrl);
 
   const env = {
     ...process.env,
@@ -458,6 +435,6 @@ let cleaning;
 const cleanup = () =>
   (cleaning ??= (async () => {
     await stopProcesses(children, 10_000);
-    await dropDatabase().catch((err) => console.error(`could not drop platform_bench_audit: ${err.message}`));
+    await dropDatabase(databaseUrl).catch((err) => console.error(`could not drop platform_bench_audit: ${err.message}`));
   })());
 await runBenchScript('bench', main, cleanup);

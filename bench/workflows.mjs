@@ -27,10 +27,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import pg from 'pg';
-import { REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
-import { freePort, httpOk, sleep, waitUntil } from '../scripts/lib/probes.mjs';
-import { fail, runBenchScript, withPgClient } from './lib/run-script.mjs';
+import {
+  REPO_ROOT,
+  entryPoint,
+  missingEntryPoints,
+  runMigrate,
+  spawnNode,
+  startHttpApp,
+  stopProcesses,
+  withDatabase,
+} from '../scripts/lib/apps.mjs';
+import { deleteRedisKeys, dropDatabase, withSqlClient } from '../scripts/lib/databases.mjs';
+import { freePort, sleep, waitUntil } from '../scripts/lib/probes.mjs';
+import { fail, runBenchScript } from './lib/run-script.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -49,7 +58,7 @@ const children = [];
 // One key for the whole run: the API seals webhook secrets with it, the worker opens them.
 const SECRETS_KEY = randomBytes(32).toString('hex');
 
-const withClient = (url, fn) => withPgClient(pg, url, fn);
+const withClient = withSqlClient;
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
@@ -74,23 +83,19 @@ function appEnv(port) {
   };
 }
 async function prepareDatabase() {
-  await withClient(withDatabase(databaseUrl, 'postgres'), (c) => c.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`));
-  const migrate = spawnNode('mail-migrate', entryPoint('mail', 'migrate'), {
-    ...process.env,
-    MAIL_DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'warn',
-  });
-  children.push(migrate);
-  const migrated = await migrate.exited;
-  if (migrated.code !== 0) fail(`migrations ${describeExit(migrated)} (output above)`);
+  await dropDatabase(databaseUrl);
+  await runMigrate(
+    'mail',
+    { ...process.env, MAIL_DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    { label: 'mail-migrate', track: children },
+  );
 }
 
 async function startApi() {
   const port = await freePort();
-  const api = spawnNode('mail-api', entryPoint('mail', 'api'), appEnv(port));
-  children.push(api);
   const url = `http://127.0.0.1:${port}`;
-  if (!(await waitUntil(() => httpOk(`${url}/readyz`), 30_000))) fail('mail-api did not become ready (output above)');
+  const script = entryPoint('mail', 'api');
+  await startHttpApp({ label: 'mail-api', script, env: appEnv(port), url, readyPath: '/readyz', timeoutMs: 30_000, track: children });
   return url;
 }
 
@@ -221,20 +226,8 @@ async function startsAndRuns(url) {
 
 async function cleanup() {
   await stopProcesses(children, 15_000);
-  await withClient(withDatabase(databaseUrl, 'postgres'), (c) => c.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)).catch(
-    () => undefined,
-  );
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 1000);
-      if (found.length) await redis.del(...found);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+  await dropDatabase(databaseUrl).catch(() => undefined);
+  await deleteRedisKeys(redisUrl, QUEUE_PREFIX);
 }
 
 async function main() {

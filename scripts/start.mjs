@@ -13,6 +13,8 @@
 //                             used in the default database URLs
 //   START_REDIS_PORT=6379     the same for Redis when REDIS_URL is unset
 //   START_SKIP_BUILD=1        use dist/ as it is (no `turbo run build`)
+// The mail worker's inbound SMTP listener for bounce and complaint reports is on by default here:
+// MAIL_BOUNCE_DOMAIN defaults to bounces.localhost and MAIL_INBOUND_SMTP_PORT to 2526 (checked free).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import {
@@ -123,6 +125,22 @@ async function claimPorts(apps) {
   return ports;
 }
 
+/**
+ * The mail worker's bounce and complaint listener (decisions.md "Deliverability"): on with
+ * MAIL_BOUNCE_DOMAIN=bounces.localhost unless set, on MAIL_INBOUND_SMTP_PORT (default 2526), checked
+ * free like the HTTP ports. Returns the banner line, or null when mail does not run.
+ */
+async function applyBounceListener(apps) {
+  if (!apps.includes('mail')) return null;
+  env.MAIL_BOUNCE_DOMAIN ??= 'bounces.localhost';
+  const port = portKnob('MAIL_INBOUND_SMTP_PORT', 2526);
+  if (await tcpAccepts('127.0.0.1', port)) {
+    throw new Fatal(`Port ${port} is already in use on 127.0.0.1 (the mail bounce listener's): stop it or set MAIL_INBOUND_SMTP_PORT.`);
+  }
+  env.MAIL_INBOUND_SMTP_PORT = String(port);
+  return `${'mail bounces'.padEnd(13)} ${`smtp://localhost:${port}`.padEnd(23)} reports to bounces+<token>@${env.MAIL_BOUNCE_DOMAIN}`;
+}
+
 /** Bootstrap credentials from .data/dev-credentials.json unless set by the developer; returns lines to show. */
 function applyDevCredentials(apps, ports) {
   const runs = (app) => apps.includes(app);
@@ -197,11 +215,12 @@ async function waitHealthy(apps, ports) {
   }
 }
 
-function banner(apps, ports, credentialLines) {
+function banner(apps, ports, credentialLines, bounceLine) {
   const lines = apps.map((app) => {
     const url = `http://localhost:${ports[app]}`;
     return `${path.basename(APPS[app].dir).padEnd(13)} ${url.padEnd(23)} docs: ${url}/docs`;
   });
+  if (bounceLine) lines.push(bounceLine);
   const all = ['', ...lines, ...credentialLines, 'Press Ctrl+C to stop.', ''];
   const width = Math.max(...all.map((line) => line.length));
   say('='.repeat(width));
@@ -251,12 +270,13 @@ async function main() {
   await ensurePostgres(apps, pgPort);
   await ensureRedis(redisPort);
   const ports = await claimPorts(apps);
+  const bounceLine = await applyBounceListener(apps);
   const credentialLines = applyDevCredentials(apps, ports);
   for (const app of apps) await migrate(app);
   if (stopping) return;
   for (const app of apps) for (const kind of ['api', 'worker']) startService(app, kind);
   await waitHealthy(apps, ports);
-  if (!stopping) banner(apps, ports, credentialLines);
+  if (!stopping) banner(apps, ports, credentialLines, bounceLine);
 }
 
 main().catch((err) => {

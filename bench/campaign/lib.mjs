@@ -5,16 +5,24 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
-import { describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../../scripts/lib/apps.mjs';
-import { freePort, httpOk, redactUrl, redisPing, sleep, tcpAccepts, waitUntil } from '../../scripts/lib/probes.mjs';
-import { fail, withPgClient } from '../lib/run-script.mjs';
+import {
+  entryPoint,
+  requirePrerequisites,
+  runMigrate,
+  spawnNode,
+  startHttpApp,
+  stopProcesses,
+  withDatabase,
+} from '../../scripts/lib/apps.mjs';
+import { deleteRedisKeys, dropDatabase, withSqlClient } from '../../scripts/lib/databases.mjs';
+import { freePort, sleep, waitUntil } from '../../scripts/lib/probes.mjs';
+import { fail } from '../lib/run-script.mjs';
 
 export const DOMAIN = 'bench.example.com';
 export const baseUrl = process.env.MAIL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/mail';
 export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const withClient = (url, fn) => withPgClient(pg, url, fn);
+export const withClient = withSqlClient;
 
 const SECRET_KEY = `sk_${randomBytes(24).toString('hex')}`;
 const PUBLIC_KEY = `pk_${randomBytes(24).toString('hex')}`;
@@ -32,28 +40,14 @@ export function benchEnvironment(name) {
   let apiUrl;
 
   async function checkPrerequisites() {
-    const missing = missingEntryPoints(['mail'], ['api', 'worker', 'migrate']);
-    if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
-    const pgUrl = new URL(baseUrl);
-    if (!(await tcpAccepts(pgUrl.hostname, Number(pgUrl.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(pgUrl)}`);
-    await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
-  }
-
-  async function dropDatabase() {
-    await withClient(withDatabase(databaseUrl, 'postgres'), (c) => c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+    await requirePrerequisites({ apps: ['mail'], kinds: ['api', 'worker', 'migrate'], databaseUrl: baseUrl, redisUrl });
   }
 
   /** Drops and re-creates the database through the app's `migrate` command. */
   async function prepareDatabase() {
-    await dropDatabase();
-    const migrate = spawnNode(`${name}-migrate`, entryPoint('mail', 'migrate'), {
-      ...process.env,
-      MAIL_DATABASE_URL: databaseUrl,
-      LOG_LEVEL: 'warn',
-    });
-    children.push(migrate);
-    const migrated = await migrate.exited;
-    if (migrated.code !== 0) fail(`migrations ${describeExit(migrated)} (output above)`);
+    await dropDatabase(databaseUrl);
+    const env = { ...process.env, MAIL_DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+    await runMigrate('mail', env, { label: `${name}-migrate`, track: children });
   }
 
   function env(extra = {}) {
@@ -80,9 +74,15 @@ export function benchEnvironment(name) {
   async function startApi(extra = {}) {
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
-    const api = spawnNode(`${name}-api`, entryPoint('mail', 'api'), env({ MAIL_PORT: String(port), MAIL_PUBLIC_URL: apiUrl, ...extra }));
-    children.push(api);
-    if (!(await waitUntil(() => httpOk(`${apiUrl}/readyz`), 60_000))) fail(`the mail API did not get ready (output above)`);
+    const apiEnv = env({ MAIL_PORT: String(port), MAIL_PUBLIC_URL: apiUrl, ...extra });
+    await startHttpApp({
+      label: `${name}-api`,
+      script: entryPoint('mail', 'api'),
+      env: apiEnv,
+      url: apiUrl,
+      readyPath: '/readyz',
+      track: children,
+    });
     return withClient(databaseUrl, async (c) => (await c.query(`SELECT id FROM projects WHERE name = 'Default'`)).rows[0].id);
   }
 
@@ -153,17 +153,7 @@ export function benchEnvironment(name) {
   }
 
   async function deleteQueueKeys() {
-    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-    try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${queuePrefix}:*`, 'COUNT', 1000);
-        if (keys.length) await redis.unlink(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    } finally {
-      redis.disconnect();
-    }
+    await deleteRedisKeys(redisUrl, queuePrefix);
   }
 
   let cleaning;
@@ -171,7 +161,7 @@ export function benchEnvironment(name) {
     cleaning ??= (async () => {
       await stopProcesses(children, 10_000);
       await sink?.close();
-      await dropDatabase().catch((err) => console.error(`could not drop ${database}: ${err.message}`));
+      await dropDatabase(databaseUrl).catch((err) => console.error(`could not drop ${database}: ${err.message}`));
       await deleteQueueKeys().catch((err) => console.error(`could not delete Redis keys ${queuePrefix}:*: ${err.message}`));
     })();
     return cleaning;

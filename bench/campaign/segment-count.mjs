@@ -18,17 +18,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import pg from 'pg';
-import {
-  REPO_ROOT,
-  describeExit,
-  entryPoint,
-  missingEntryPoints,
-  spawnNode,
-  stopProcesses,
-  withDatabase,
-} from '../../scripts/lib/apps.mjs';
-import { fail, runBenchScript, withPgClient } from '../lib/run-script.mjs';
+import { REPO_ROOT, missingEntryPoints, runMigrate, stopProcesses, withDatabase } from '../../scripts/lib/apps.mjs';
+import { dropDatabase, withSqlClient } from '../../scripts/lib/databases.mjs';
+import { fail, runBenchScript } from '../lib/run-script.mjs';
 
 const CONTACTS = Number(process.env.BENCH_SEGMENT_CONTACTS ?? 100_000);
 const EVENTS = Number(process.env.BENCH_SEGMENT_EVENTS ?? 1_000_000);
@@ -100,18 +92,15 @@ const CONDITION_PROBES = [
   ],
 ];
 
-const withClient = (url, fn) => withPgClient(pg, url, fn);
+const withClient = withSqlClient;
 
 async function prepareDatabase() {
-  await withClient(withDatabase(baseUrl, 'postgres'), (c) => c.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`));
-  const migrate = spawnNode('mail-migrate', entryPoint('mail', 'migrate'), {
-    ...process.env,
-    MAIL_DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'warn',
-  });
-  children.push(migrate);
-  const migrated = await migrate.exited;
-  if (migrated.code !== 0) fail(`migrations ${describeExit(migrated)} (output above)`);
+  await dropDatabase(databaseUrl);
+  await runMigrate(
+    'mail',
+    { ...process.env, MAIL_DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    { label: 'mail-migrate', track: children },
+  );
 }
 
 /**
@@ -264,9 +253,7 @@ async function main() {
 async function cleanup() {
   await stopProcesses(children);
   if (process.env.BENCH_SEGMENT_KEEP_DB === '1') return console.log(`kept database ${DATABASE}`);
-  await withClient(withDatabase(baseUrl, 'postgres'), (c) => c.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)).catch((err) =>
-    console.error(`segment-count: could not drop ${DATABASE}: ${err.message}`),
-  );
+  await dropDatabase(databaseUrl).catch((err) => console.error(`segment-count: could not drop ${DATABASE}: ${err.message}`));
 }
 
 await runBenchScript('segment-count', main, cleanup);

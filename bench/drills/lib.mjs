@@ -6,6 +6,8 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { REPO_ROOT, entryPoint, spawnNode, stopProcesses, withDatabase } from '../../scripts/lib/apps.mjs';
@@ -98,11 +100,17 @@ export async function privatePostgres() {
  * An SMTP sink that accepts everything. It counts, per recipient, the distinct messages (by
  * Message-ID: what a mailbox shows, since receivers fold copies with one Message-ID) and the raw
  * SMTP deliveries (a copy re-sent after a crash in the relay-accepted-before-commit window counts here).
+ * `hold()` keeps every DATA answer from then on until `release()`: a client waiting on a held answer
+ * is mid-send, which is how a drill lands its fault mid-SMTP (`held()` > 0) instead of hoping to. A held
+ * message counts as delivered when it is answered, even if its client died meanwhile (the relay has
+ * the whole message: the worst case for re-sends).
  */
 export async function smtpSink() {
   const perRecipient = new Map();
   const copies = new Map();
   let total = 0;
+  let holding = false;
+  const held = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -113,16 +121,20 @@ export async function smtpSink() {
         if (head.length < 16_384) head += chunk.toString('latin1');
       });
       stream.on('end', () => {
-        total += 1;
-        const messageId = /^message-id:\s*(\S+)/im.exec(head)?.[1] ?? `none-${total}`;
-        for (const r of session.envelope.rcptTo) {
-          const address = r.address.toLowerCase();
-          const ids = perRecipient.get(address) ?? new Set();
-          ids.add(messageId);
-          perRecipient.set(address, ids);
-          copies.set(address, (copies.get(address) ?? 0) + 1);
-        }
-        callback();
+        const rcptTo = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
+        const answer = () => {
+          total += 1;
+          const messageId = /^message-id:\s*(\S+)/im.exec(head)?.[1] ?? `none-${total}`;
+          for (const address of rcptTo) {
+            const ids = perRecipient.get(address) ?? new Set();
+            ids.add(messageId);
+            perRecipient.set(address, ids);
+            copies.set(address, (copies.get(address) ?? 0) + 1);
+          }
+          callback();
+        };
+        if (holding) held.push(answer);
+        else answer();
       });
     },
   });
@@ -130,8 +142,62 @@ export async function smtpSink() {
   server.on('error', () => undefined);
   const port = await freePort();
   await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `smtp://127.0.0.1:${port}`, perRecipient, copies, total: () => total };
+  const release = () => {
+    holding = false;
+    for (const answer of held.splice(0)) answer();
+  };
+  cleanups.push(() => {
+    release();
+    return new Promise((resolve) => server.close(resolve));
+  });
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    perRecipient,
+    copies,
+    total: () => total,
+    hold: () => void (holding = true),
+    held: () => held.length,
+    release,
+  };
+}
+
+/**
+ * Emails not yet SENT (or FAILED/CANCELLED) and those claimed mid-send right now, from Postgres. Read
+ * just after a SIGKILL it is the state at the fault: the dead worker changes nothing any more.
+ */
+export async function emailProgress(env) {
+  const [row] = await sql(
+    env.MAIL_DATABASE_URL,
+    `SELECT count(*) FILTER (WHERE status = 'SENT')::int AS sent,
+            count(*) FILTER (WHERE status IN ('QUEUED', 'SENDING'))::int AS unsent,
+            count(*) FILTER (WHERE status = 'SENDING')::int AS sending
+       FROM emails`,
+  );
+  return row;
+}
+
+/** The mail queues hold no waiting, delayed, active or prioritized job: nothing more will be sent. */
+export async function queuesDrained(env) {
+  const connection = new Redis(env.REDIS_URL, { maxRetriesPerRequest: null });
+  try {
+    for (const name of ['mail-email', 'mail-workflow', 'mail-campaigns']) {
+      const queue = new Queue(name, { connection, prefix: env.QUEUE_PREFIX });
+      const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized', 'waiting-children');
+      await queue.close();
+      if (Object.values(counts).some((n) => n > 0)) return false;
+    }
+    return true;
+  } finally {
+    connection.disconnect();
+  }
+}
+
+/**
+ * The positive signal before asserting that no copy arrives: every email row final in Postgres (none
+ * QUEUED or SENDING) and the queues drained. After it no job is left that could send again.
+ */
+export async function settled(env) {
+  return (await emailProgress(env)).unsent === 0 && (await queuesDrained(env));
 }
 
 /** A fresh mail database (on `pgBase`), migrated; the env the mail API and workers run with. */

@@ -10,10 +10,12 @@ import { freePort } from '../../scripts/lib/probes.mjs';
 import {
   api,
   cleanupAll,
+  emailProgress,
   mailEnvironment,
   privatePostgres,
   privateRedis,
   seedAudience,
+  settled,
   sleep,
   smtpSink,
   sql,
@@ -31,10 +33,12 @@ async function workerEnv(env) {
 }
 
 /**
- * Every audience address got exactly one message (one Message-ID). `copies` counts the SMTP re-sends
- * of a message the relay had accepted just before a crash (same Message-ID; receivers fold them).
+ * Every audience address got exactly one message (one Message-ID), and at most `maxCopies` SMTP
+ * re-sends of a message the relay had accepted (same Message-ID; receivers fold them, but a pipeline
+ * that sent everything twice must not pass): 0 where no process died, at most the sends in flight at
+ * the kill where one did.
  */
-function exactlyOnce(sink, count, prefix = 'drill-') {
+function exactlyOnce(sink, count, maxCopies, prefix = 'drill-') {
   let missing = 0;
   let duplicated = 0;
   let copies = 0;
@@ -45,10 +49,30 @@ function exactlyOnce(sink, count, prefix = 'drill-') {
     if (n > 1) duplicated += 1;
     copies += Math.max(0, (sink.copies.get(address) ?? 0) - 1);
   }
-  return { missing, duplicated, copies, ok: missing === 0 && duplicated === 0 };
+  return { missing, duplicated, copies, maxCopies, ok: missing === 0 && duplicated === 0 && copies <= maxCopies };
 }
 const described = (r) =>
-  `${r.missing} missing, ${r.duplicated} with two different messages, ${r.copies} SMTP re-sends of an accepted message`;
+  `${r.missing} missing, ${r.duplicated} with two different messages, ${r.copies} SMTP re-sends of an accepted message (at most ${r.maxCopies} allowed)`;
+
+/**
+ * Lands the fault mid-run: holds the sink's DATA answers until a send is waiting on one, then checks
+ * that recipients are still unsent. Answers what it saw, for the verdict.
+ */
+async function midSend(env, sink, audience) {
+  sink.hold();
+  const holding = await waitUntil(async () => sink.held() >= 1, 30_000, 5);
+  const progress = await emailProgress(env);
+  const unsent = audience - sink.total();
+  return {
+    ok: holding && unsent > 0,
+    text: `${sink.held()} sends held mid-SMTP, ${unsent} recipients unsent (${progress.sending} rows SENDING)`,
+  };
+}
+
+/** The positive signal before asserting absence: the campaign SENT, every email final, queues drained. */
+async function campaignSettled(env, id, timeoutMs) {
+  return waitUntil(async () => (await campaignStatus(env, id)) === 'SENT' && (await settled(env)), timeoutMs, 250);
+}
 
 async function campaignStatus(env, id) {
   const [row] = await sql(env.MAIL_DATABASE_URL, `SELECT status FROM campaigns WHERE id = $1`, [id]);
@@ -78,16 +102,21 @@ const DRILLS = {
     const first = startMailWorker(await workerEnv(env), 'worker-1');
     const id = await startCampaign(base, from);
     await waitUntil(async () => sink.total() >= CONTACTS / 4, 120_000, 20);
+    const before = await midSend(env, sink, CONTACTS);
     first.child.kill('SIGKILL');
-    const atKill = sink.total();
+    await first.exited;
+    // The dead worker changes nothing now: its SENDING rows are the sends in flight at the kill, the
+    // only ones that may go twice (relay accepted, SENT not committed).
+    const atKill = await emailProgress(env);
+    sink.release();
     startMailWorker(await workerEnv({ ...env, MAIL_SEND_LOCK_SECONDS: '5' }), 'worker-2');
-    const done = await waitUntil(async () => (await campaignStatus(env, id)) === 'SENT', 240_000, 250);
-    const result = exactlyOnce(sink, CONTACTS);
+    const done = await campaignSettled(env, id, 240_000);
+    const result = exactlyOnce(sink, CONTACTS, atKill.sending);
     return verdict(
       'SIGKILL a mail worker mid-campaign',
-      `all ${CONTACTS} recipients mailed exactly once, campaign SENT`,
-      `killed after ${atKill} sent; campaign ${await campaignStatus(env, id)}; ${described(result)}`,
-      done && result.ok,
+      `killed mid-send with recipients unsent; all ${CONTACTS} recipients mailed exactly once, at most the in-flight sends repeated, campaign SENT`,
+      `before the kill: ${before.text}; ${atKill.sent} SENT and ${atKill.sending} SENDING at the kill; campaign ${await campaignStatus(env, id)}; ${described(result)}`,
+      before.ok && done && result.ok,
     );
   },
 
@@ -106,17 +135,20 @@ const DRILLS = {
     startMailWorker(await workerEnv(env));
     const id = await startCampaign(base, from);
     await waitUntil(async () => sink.total() >= CONTACTS / 3, 120_000, 20);
+    const before = await midSend(env, sink, CONTACTS);
     await redis.kill();
     const atKill = sink.total();
+    sink.release();
     await sleep(1000);
     await redis.start();
-    const done = await waitUntil(async () => (await campaignStatus(env, id)) === 'SENT', 300_000, 250);
-    const result = exactlyOnce(sink, CONTACTS);
+    const done = await campaignSettled(env, id, 300_000);
+    // No process of the pipeline died: not one SMTP re-send is allowed.
+    const result = exactlyOnce(sink, CONTACTS, 0);
     return verdict(
       'restart Redis (empty) mid-campaign',
-      `all ${CONTACTS} recipients mailed exactly once, campaign SENT`,
-      `Redis lost after ${atKill} sent; campaign ${await campaignStatus(env, id)}; ${described(result)}`,
-      done && result.ok,
+      `Redis lost mid-send with recipients unsent; all ${CONTACTS} recipients mailed exactly once, no re-send, campaign SENT`,
+      `before the loss: ${before.text}; Redis lost after ${atKill} sent; campaign ${await campaignStatus(env, id)}; ${described(result)}`,
+      before.ok && done && result.ok,
     );
   },
 
@@ -139,7 +171,7 @@ const DRILLS = {
       eventName: 'signed_up',
       enabled: true,
       steps: [
-        { id: 'wait', type: 'DELAY', config: { amount: 4, unit: 'seconds' }, next: 'send' },
+        { id: 'wait', type: 'DELAY', config: { amount: 15, unit: 'seconds' }, next: 'send' },
         { id: 'send', type: 'SEND_EMAIL', config: { templateId: template.id }, next: null },
       ],
     });
@@ -151,22 +183,39 @@ const DRILLS = {
         ),
       );
     }
-    await sleep(1000);
+    // The fault lands mid-run: executions wait in their DELAY, none is done or has mailed (on a loaded
+    // machine some may not have started yet: they start after the loss, from what Postgres holds).
+    const executions = async () =>
+      (
+        await sql(
+          env.MAIL_DATABASE_URL,
+          `SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'WAITING')::int AS waiting,
+                  count(*) FILTER (WHERE status = 'COMPLETED')::int AS completed FROM workflow_executions`,
+        )
+      )[0];
+    const waiting = await waitUntil(
+      async () => {
+        const e = await executions();
+        return e.waiting >= 1;
+      },
+      30_000,
+      20,
+    );
+    const atLoss = await executions();
+    const sentBefore = sink.total();
     await redis.kill();
     await sleep(1000);
     await redis.start();
-    await waitUntil(async () => sink.total() >= count, 120_000, 250);
-    await sleep(3000); // would a step run twice, its second email arrives now
-    const result = exactlyOnce(sink, count, 'wf-');
-    const [{ completed }] = await sql(
-      env.MAIL_DATABASE_URL,
-      `SELECT count(*)::int AS completed FROM workflow_executions WHERE status = 'COMPLETED'`,
-    );
+    // Positive signal first (every execution COMPLETED, every email final, queues drained), then the
+    // absence of a second email: no job is left that could send one.
+    const done = await waitUntil(async () => (await executions()).completed === count && (await settled(env)), 120_000, 250);
+    const { completed } = await executions();
+    const result = exactlyOnce(sink, count, 0, 'wf-');
     return verdict(
       'restart Redis (empty) while workflow executions wait in a DELAY',
-      `${count} executions COMPLETED, each contact mailed exactly once`,
-      `${completed} COMPLETED; ${described(result)}`,
-      result.ok && completed === count,
+      `Redis lost with executions WAITING in their DELAY, none COMPLETED or mailed; ${count} executions COMPLETED, each contact mailed exactly once, no re-send`,
+      `before the loss: ${atLoss.total} executions, ${atLoss.waiting} WAITING, ${atLoss.completed} COMPLETED, ${sentBefore} mailed; ${completed} COMPLETED; ${described(result)}`,
+      waiting && atLoss.completed === 0 && sentBefore === 0 && done && result.ok && completed === count,
     );
   },
 
@@ -202,22 +251,34 @@ const DRILLS = {
         },
       ],
     });
-    load.on('response', (_c, status) => (statuses[status] = (statuses[status] ?? 0) + 1));
+    // Each answer is filed by when its request was sent (now minus its latency): only requests sent
+    // after Postgres is back show recovery, and every one of them must succeed.
+    let backAt = Infinity;
+    const afterBack = {};
+    load.on('response', (_c, status, _bytes, latencyMs) => {
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      if (Date.now() - latencyMs >= backAt) afterBack[status] = (afterBack[status] ?? 0) + 1;
+    });
     await sleep(5000);
+    // The fault lands mid-run: sends have succeeded and the load is still going.
+    const okBefore = statuses[200] ?? 0;
     await postgres.stop();
     await sleep(3000);
     await postgres.start();
+    backAt = Date.now();
     const result = await new Promise((resolve) => load.on('done', resolve));
     const unclean = Object.keys(statuses).filter((s) => !(Number(s) < 300 || Number(s) >= 500));
     const [partial] = await sql(
       env.MAIL_DATABASE_URL,
       `SELECT count(*)::int AS n FROM (SELECT subject FROM emails GROUP BY 1 HAVING count(*) <> 3) x`,
     );
-    const ok = result.errors === 0 && result.timeouts === 0 && unclean.length === 0 && partial.n === 0 && (statuses[200] ?? 0) > 0;
+    const sentAfter = Object.values(afterBack).reduce((a, b) => a + b, 0);
+    const recovered = sentAfter > 0 && (afterBack[200] ?? 0) === sentAfter;
+    const ok = okBefore > 0 && result.errors === 0 && result.timeouts === 0 && unclean.length === 0 && partial.n === 0 && recovered;
     return verdict(
       'restart Postgres under HTTP load (POST /v1/send, 3 recipients each)',
-      'every answer 2xx or a clean 5xx (no reset, no timeout); every stored send has all 3 emails; sends succeed again after the restart',
-      `statuses ${JSON.stringify(statuses)}, ${result.errors} socket errors, ${result.timeouts} timeouts; ${partial.n} partial sends`,
+      'sends succeeded before the stop; every answer 2xx or a clean 5xx (no reset, no timeout); every stored send has all 3 emails; every request sent after Postgres is back answers 200',
+      `${okBefore} answered 200 before the stop; statuses ${JSON.stringify(statuses)}, ${result.errors} socket errors, ${result.timeouts} timeouts; ${partial.n} partial sends; sent after Postgres was back: ${JSON.stringify(afterBack)}`,
       ok,
     );
   },
@@ -232,11 +293,12 @@ const DRILLS = {
     startMailWorker(await workerEnv(env), 'worker-a');
     startMailWorker(await workerEnv(env), 'worker-b');
     const id = await startCampaign(base, from);
-    const done = await waitUntil(async () => (await campaignStatus(env, id)) === 'SENT', 240_000, 250);
-    const result = exactlyOnce(sink, CONTACTS);
+    const done = await campaignSettled(env, id, 240_000);
+    // No process died: not one SMTP re-send is allowed.
+    const result = exactlyOnce(sink, CONTACTS, 0);
     return verdict(
       'two workers racing on one queue',
-      `all ${CONTACTS} recipients mailed exactly once`,
+      `all ${CONTACTS} recipients mailed exactly once, no re-send`,
       `campaign ${await campaignStatus(env, id)}; ${described(result)}`,
       done && result.ok,
     );
@@ -255,9 +317,11 @@ const DRILLS = {
     const inFlight = [];
     let stop = false;
     let n = 0;
+    let pending = 0;
     const pump = (async () => {
       while (!stop) {
         const subject = `kill-${++n}`;
+        pending += 1;
         inFlight.push(
           fetch(`${base.url}/v1/send`, {
             method: 'POST',
@@ -265,13 +329,16 @@ const DRILLS = {
             body: JSON.stringify({ from, to, subject, body: '<p>b</p>' }),
           })
             .then((r) => ({ subject, status: r.status }))
-            .catch(() => ({ subject, status: 'reset' })),
+            .catch(() => ({ subject, status: 'reset' }))
+            .finally(() => (pending -= 1)),
         );
         await sleep(5);
       }
     })();
     const countStored = async () => (await sql(env.MAIL_DATABASE_URL, `SELECT count(DISTINCT subject)::int AS n FROM emails`))[0].n;
     await waitUntil(async () => (await countStored()) >= 10, 60_000, 10);
+    // The kill lands mid-run: requests are waiting for their answer at that moment.
+    const pendingAtKill = pending;
     base.api.child.kill('SIGKILL');
     stop = true;
     await pump;
@@ -284,9 +351,9 @@ const DRILLS = {
     const lost = answered.filter((o) => !perSubject.has(o.subject)).length;
     return verdict(
       'an API SIGKILLed mid-request (a stream of sends of 50 recipients in flight)',
-      'every stored send has all 50 emails; every send answered 200 is stored',
-      `${answered.length} answered 200, ${outcomes.filter((o) => o.status === 'reset').length} cut off, ${perSubject.size} stored; ${partial} partial, ${lost} answered but lost`,
-      partial === 0 && lost === 0 && perSubject.size > 0,
+      'requests in flight at the kill; every stored send has all 50 emails; every send answered 200 is stored',
+      `${pendingAtKill} requests in flight at the kill; ${answered.length} answered 200, ${outcomes.filter((o) => o.status === 'reset').length} cut off, ${perSubject.size} stored; ${partial} partial, ${lost} answered but lost`,
+      pendingAtKill > 0 && partial === 0 && lost === 0 && perSubject.size > 0,
     );
   },
 };

@@ -1,3 +1,5 @@
+import { withSqlClient } from '../../scripts/lib/databases.mjs';
+
 /**
  * Runs a benchmark's `main`, always followed by its `cleanup` (stop the servers, drop the databases),
  * also on Ctrl+C / SIGTERM; exits 1 on failure with one line for expected failures (`err.oneLine`).
@@ -21,18 +23,10 @@ export async function runBenchScript(label, main, cleanup) {
   process.exit(exitCode);
 }
 
-/** An expected failure: `runBenchScript` prints its message as one line, without a stack. */
-export function fail(message) {
-  throw Object.assign(new Error(message), { oneLine: true });
-}
+export { fail } from '../../scripts/lib/apps.mjs';
 
-/** Runs `fn` with a connected pg client on `url`, and closes the client whatever happens. */
-export async function withPgClient(pg, url, fn) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+/**
+ * The older form of scripts/lib/databases.mjs `withSqlClient(url, fn)` (the pg module passed in), for
+ * the benches not moved yet.
+ */
+export const withPgClient = (_pg, url, fn) => withSqlClient(url, fn);

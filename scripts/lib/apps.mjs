@@ -1,11 +1,11 @@
 // The two services as the dev tools see them (built entry points, env names) and the child-process
-// plumbing shared by scripts/start.mjs and bench/run.mjs.
+// plumbing shared by scripts/start.mjs and the benches: spawning, migrating, starting and stopping.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { sleep } from './probes.mjs';
+import { httpOk, redactUrl, redisPing, sleep, tcpAccepts, waitUntil } from './probes.mjs';
 
 export const REPO_ROOT = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -104,4 +104,47 @@ export async function stopProcesses(processes, graceMs = 15_000) {
 export function describeExit({ code, signal, error }) {
   if (error) return `could not start (${error.message})`;
   return signal ? `was killed by ${signal}` : `exited with code ${code}`;
+}
+
+/** An expected failure: one line, no stack (`runBenchScript` prints `err.message` alone). */
+export function fail(message) {
+  throw Object.assign(new Error(message), { oneLine: true });
+}
+
+/**
+ * Runs the app's compiled `migrate` command with `env` (it creates the database when missing) and
+ * fails unless it exits 0. The process goes into `track` (for a cleanup that stops what is left).
+ */
+export async function runMigrate(app, env, { label = `${app}-migrate`, track = [] } = {}) {
+  const migrate = spawnNode(label, entryPoint(app, 'migrate'), env);
+  track.push(migrate);
+  const migrated = await migrate.exited;
+  if (migrated.code !== 0) fail(`${label} ${describeExit(migrated)} (output above)`);
+}
+
+/**
+ * Starts `node <script>` (an app's HTTP entry) and resolves with the process once `url + readyPath`
+ * answers 2xx; fails when the process exits first or `timeoutMs` passes. The process goes into `track`.
+ */
+export async function startHttpApp({ label, script, env, url, readyPath = '/healthz', timeoutMs = 60_000, track = [] }) {
+  const proc = spawnNode(label, script, env);
+  track.push(proc);
+  const outcome = await Promise.race([waitUntil(() => httpOk(`${url}${readyPath}`), timeoutMs, 200), proc.exited]);
+  if (outcome === false) fail(`${label} did not answer ${url}${readyPath} within ${Math.round(timeoutMs / 1000)} s (output above)`);
+  if (outcome !== true) fail(`${label} ${describeExit(outcome)} before answering ${readyPath} (output above)`);
+  return proc;
+}
+
+/**
+ * Before a bench starts anything: the entry points it runs are built, Postgres accepts connections at
+ * `databaseUrl` and Redis answers at `redisUrl` (each optional); fails with one line naming what is missing.
+ */
+export async function requirePrerequisites({ apps = [], kinds = [], databaseUrl, redisUrl }) {
+  const missing = missingEntryPoints(apps, kinds);
+  if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
+  if (databaseUrl) {
+    const pgUrl = new URL(databaseUrl);
+    if (!(await tcpAccepts(pgUrl.hostname, Number(pgUrl.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(pgUrl)}`);
+  }
+  if (redisUrl) await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
 }

@@ -1,8 +1,9 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
+import { APP_VERSION } from './build-info.js';
 import { HealthModule, MetricsModule, QueueDashboardModule } from '@app/service-kit';
 import type { MailConfig } from './config/mail-config.js';
 import { ApiAuthModule } from './core/auth/api-auth.module.js';
-import { requireAdminToken } from './core/auth/admin-token.js';
+import { MailQueueDashboardAccess } from './core/auth/admin-token.js';
 import { CoreModule } from './core/core.module.js';
 import { HttpCoreModule } from './core/http.module.js';
 import { CampaignsModule } from './modules/campaigns/campaigns.module.js';
@@ -16,6 +17,7 @@ import { EventsModule } from './modules/events/events.module.js';
 import { ProjectsModule } from './modules/projects/projects.module.js';
 import { SegmentsModule } from './modules/segments/segments.module.js';
 import { SendModule } from './modules/send/send.module.js';
+import { SuppressionsModule } from './modules/suppressions/suppressions.module.js';
 import { TemplatesModule } from './modules/templates/templates.module.js';
 import { TrackModule } from './modules/track/track.module.js';
 import { UnsubscribeModule } from './modules/unsubscribe/unsubscribe.module.js';
@@ -34,11 +36,17 @@ export class AppModule {
         HttpCoreModule,
         ApiAuthModule,
         HealthModule,
-        MetricsModule.forRoot({ service: 'mail-api', endpoint: true, queueNamePrefix: 'mail-' }),
+        MetricsModule.forRoot({
+          service: 'mail-api',
+          endpoint: true,
+          queueNamePrefix: 'mail-',
+          token: config.metricsToken,
+          version: APP_VERSION,
+        }),
         MailMetricsModule,
-        // The queue dashboard exists only when an operator set MAIL_ADMIN_TOKEN (else /admin/queues is a 404).
-        ...(config.adminToken
-          ? [QueueDashboardModule.forRoot({ publicRoute: true, authorize: requireAdminToken(config.adminToken) })]
+        // The queue dashboard exists only when an operator set MAIL_ADMIN_TOKEN or MAIL_ADMIN_WRITE_TOKEN (else /admin/queues is a 404).
+        ...(config.adminToken || config.adminWriteToken
+          ? [QueueDashboardModule.forRoot({ publicRoute: true, access: MailQueueDashboardAccess })]
           : []),
         ProjectsModule,
         ContactsModule,
@@ -55,6 +63,7 @@ export class AppModule {
         SendModule,
         UnsubscribeModule,
         WorkflowsModule,
+        SuppressionsModule,
         ...extraModules,
       ],
     };

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { MailConfig } from './config/mail-config.js';
 import { CoreModule } from './core/core.module.js';
+import { BouncesModule } from './modules/bounces/bounces.module.js';
 import { CampaignsModule } from './modules/campaigns/campaigns.module.js';
 import { DeliveryModule } from './modules/delivery/delivery.module.js';
 import { DomainsModule } from './modules/domains/domains.module.js';
@@ -24,6 +25,7 @@ export class WorkerModule {
         SendModule,
         WorkflowsModule,
         CampaignsModule,
+        BouncesModule,
       ],
     };
   }

@@ -342,9 +342,12 @@ describe('mail /campaigns API', () => {
           machineOpenedCount: 0,
           machineClickedCount: 0,
           bouncedCount: 0,
+          suppressedCount: 0,
+          complainedCount: 0,
           openRate: 0,
           clickRate: 0,
           bounceRate: 0,
+          complaintRate: 0,
         },
       });
     });

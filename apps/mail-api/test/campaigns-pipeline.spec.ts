@@ -226,20 +226,39 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     await sink.waitForMessages(() => received(f).length >= 3, 20_000);
     const cancelled = await request(t.url).post(`/campaigns/${c.id}/cancel`).set(f.auth).expect(200);
     expect(cancelled.body.data.status).toBe('CANCELLED');
-    const atCancel = received(f).length;
     const rows = await db.query<{ status: string; n: number }[]>(
       `SELECT status, count(*)::int AS n FROM emails WHERE campaign_id = $1 GROUP BY status`,
       [c.id],
     );
     const byStatus = Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    // The cancel also marks the rows being sent right now CANCELLED (markSent records SENT if the relay
+    // accepts): those are the claimed ones (attempts > 0), the only ones that may still land.
+    const [{ inFlight }] = await db.query<{ inFlight: number }[]>(
+      `SELECT count(*)::int AS "inFlight" FROM emails WHERE campaign_id = $1 AND status = 'CANCELLED' AND attempts > 0`,
+      [c.id],
+    );
+    // Read after the rows: a send finishing in between is then counted both in flight and received.
+    const atCancel = received(f).length;
     expect(byStatus.QUEUED).toBeUndefined();
     expect(byStatus.CANCELLED).toBeGreaterThan(1900);
-    // Nothing more arrives (what was in flight at the cancel may still land, then nothing).
-    await new Promise((r) => setTimeout(r, 1500));
+    // Nothing more arrives (what was in flight at the cancel may still land, then nothing). Positive
+    // signal first: no email of the campaign is SENDING and the email queue is drained (every job of a
+    // cancelled email ran and skipped it), so nothing is left that could send; then the absence.
+    const emailQueue = t.app.get(QueueService).queue(EMAIL_QUEUE);
+    await waitFor(
+      async () => {
+        const [{ n }] = await db.query<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM emails WHERE campaign_id = $1 AND status = 'SENDING'`,
+          [c.id],
+        );
+        const counts = await emailQueue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+        return n === 0 && Object.values(counts).every((k) => k === 0) ? true : null;
+      },
+      30_000,
+      'no send in flight and the email queue drained',
+    );
     const settled = received(f).length;
-    expect(settled - atCancel).toBeLessThanOrEqual(2);
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(received(f).length).toBe(settled);
+    expect(settled - atCancel).toBeLessThanOrEqual(inFlight);
     const sentRows = await db.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM emails WHERE campaign_id = $1 AND status = 'SENT'`, [
       c.id,
     ]);
@@ -265,7 +284,9 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     const at = new Date(Date.now() + 2500);
     const res = await send(f, c.id, { scheduledFor: at.toISOString() }).expect(200);
     expect(res.body.data).toMatchObject({ status: 'SCHEDULED', scheduledAt: at.toISOString() });
-    await new Promise((r) => setTimeout(r, 1200));
+    // Armed, not fired: its dispatch waits in Redis as a delayed job (whether it fires early is what
+    // the receivedAt check below proves, not a sleep).
+    expect(await t.app.get(QueueService).queue(CAMPAIGN_QUEUE).getDelayedCount()).toBeGreaterThanOrEqual(1);
     expect((await get(f, c.id)).status).toBe('SCHEDULED');
     expect(received(f)).toEqual([]);
     await waitForStatus(f, c.id, 'SENT', 20_000);

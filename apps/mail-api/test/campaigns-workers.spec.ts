@@ -103,11 +103,18 @@ describe('campaigns across worker processes', () => {
     // the relay accepted just before a kill, with SENT not yet committed, is the one window no design
     // closes: it would go again with the same Message-ID, for receivers to drop; see EmailDeliveryJobs.)
     sink.delayNextData(60_000, 1_000_000);
-    await new Promise((r) => setTimeout(r, 500));
+    // The fault must land mid-run: before the kill, a send of A's is held mid-SMTP (positive signal,
+    // not a sleep) and recipients are still unsent.
+    await waitFor(async () => (sink.stats.held >= 1 ? true : null), 30_000, 'a send of A held mid-SMTP');
     const beforeKill = receivedBy(suffix).length;
+    expect(beforeKill).toBeLessThan(120);
+    const unsent = await db.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM emails WHERE campaign_id = $1 AND status <> 'SENT'`, [
+      campaign.id,
+    ]);
+    expect(unsent[0].n).toBeGreaterThan(0);
+    expect(sink.stats.held).toBeGreaterThanOrEqual(1);
     expect((await a.kill('SIGKILL')).signal).toBe('SIGKILL');
     sink.delayNextData(0, 0);
-    expect(beforeKill).toBeLessThan(120);
     const unfinished = await db.query<{ n: number }[]>(
       `SELECT count(*)::int AS n FROM emails WHERE campaign_id = $1 AND status <> 'SENT'`,
       [campaign.id],
@@ -121,6 +128,10 @@ describe('campaigns across worker processes', () => {
     await startWorker('C');
     const { p, campaign, suffix } = await startCampaign('Flushed', 120);
     await sink.waitForMessages(() => receivedBy(suffix).length >= 30, 30_000);
+    const unsent = await db.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM emails WHERE campaign_id = $1 AND status <> 'SENT'`, [
+      campaign.id,
+    ]);
+    expect(unsent[0].n).toBeGreaterThan(0); // the flush lands mid-run, not after the end
     const admin = new Redis(redis.url);
     try {
       expect(await admin.flushall()).toBe('OK');

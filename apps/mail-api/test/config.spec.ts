@@ -21,7 +21,9 @@ describe('mail config', () => {
       dataDir,
       workerConcurrency: 4,
       workerMetricsPort: 9465,
+      metricsToken: null,
       adminToken: null,
+      adminWriteToken: null,
       trustProxy: false,
       bootstrapKeys: null,
       smtpUrl: null,
@@ -51,7 +53,28 @@ describe('mail config', () => {
         concurrency: 16,
         maxRunsPerDay: 20,
       },
+      deliverability: {
+        softBounceDelaysMs: [60_000, 300_000, 1_800_000, 7_200_000],
+        throttleBackoffMs: 1000,
+        bounceDomain: null,
+        inboundSmtpPort: 2526,
+      },
     });
+  });
+
+  it('reads the deliverability settings and refuses malformed ones', () => {
+    expect(
+      loadMailConfig({
+        DATA_DIR: dataDir,
+        MAIL_SOFT_BOUNCE_DELAYS_MS: '100, 200',
+        MAIL_THROTTLE_BACKOFF_MS: '50',
+        MAIL_BOUNCE_DOMAIN: 'Bounces.Example.com',
+        MAIL_INBOUND_SMTP_PORT: '0',
+      }).deliverability,
+    ).toEqual({ softBounceDelaysMs: [100, 200], throttleBackoffMs: 50, bounceDomain: 'bounces.example.com', inboundSmtpPort: 0 });
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_SOFT_BOUNCE_DELAYS_MS: '1m,5m' })).toThrow(/MAIL_SOFT_BOUNCE_DELAYS_MS/);
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_THROTTLE_BACKOFF_MS: '120000' })).toThrow(/MAIL_THROTTLE_BACKOFF_MS/);
+    expect(() => loadMailConfig({ DATA_DIR: dataDir, MAIL_BOUNCE_DOMAIN: 'not a domain' })).toThrow(/MAIL_BOUNCE_DOMAIN/);
   });
 
   it('reads the workflow settings, MAIL_WEBHOOK_ALLOW_PRIVATE as true or false only', () => {

@@ -147,11 +147,11 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     expect(sink.messagesFor([id])).toHaveLength(0);
   }, 60_000);
 
-  it('an SMTP 451 is retried with backoff and the email is then sent once', async () => {
+  it('an SMTP 451 is retried after the soft-bounce delay and the email is then sent once', async () => {
     sink.refuseNext(451);
     const refusalsBefore = sink.refusals.length;
-    const [id] = await queueEmails([{ subject: 'retry me' }]);
-    await startWorker();
+    const [id] = await queueEmails([{ subject: 'retry me', to: 'retry@example.net' }]);
+    await startWorker({ deliverability: { ...t.config.deliverability, softBounceDelaysMs: [1000] } });
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED'], 30_000);
     expect(row).toMatchObject({ status: 'SENT', attempts: 2, error: null });
     expect(sink.refusals.slice(refusalsBefore).map((r) => r.code)).toEqual([451]);
@@ -161,16 +161,18 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
   it('an SMTP 550 fails the email at once, without a retry', async () => {
     sink.refuseNext(550);
     const refusalsBefore = sink.refusals.length;
-    const [id] = await queueEmails([{ subject: 'refused' }]);
+    // A unique address: the bounce suppresses it (deliverability-delivery.spec.ts).
+    const [id] = await queueEmails([{ subject: 'refused', to: 'refused@example.net' }]);
     await startWorker();
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED']);
     expect(row).toMatchObject({ status: 'FAILED', attempts: 1, failed_at: expect.any(Date), claimed_until: null });
     expect(row.error).toMatch(/^SMTP 550: 550 .*mailbox unavailable/);
-    // A retry would come after the 2 s backoff; give it that long to show up.
-    await new Promise((r) => setTimeout(r, 3000));
+    // Positive signal first: the job has left the queue (a retry would keep it there, delayed by its
+    // backoff), so no second attempt can come; then the absence of one.
+    const queue = t.app.get(QueueService).queue(EMAIL_QUEUE);
+    await waitFor(async () => ((await queue.getJob(id)) === undefined ? true : null), 15_000, 'the job to leave the queue');
     expect((await emailRows(db, [id]))[0]).toMatchObject({ status: 'FAILED', attempts: 1 });
     expect(sink.refusals.length - refusalsBefore).toBe(1);
-    expect(await t.app.get(QueueService).queue(EMAIL_QUEUE).getJob(id)).toBeUndefined();
   }, 60_000);
 
   it('an email whose from domain is not verified fails permanently and sends nothing', async () => {

@@ -203,9 +203,12 @@ describe('engagement analytics (real Postgres, Redis, SMTP sink)', () => {
       machineOpenedCount: 5,
       machineClickedCount: 4,
       bouncedCount: 0,
+      suppressedCount: 0,
+      complainedCount: 0,
       openRate: 0.3333,
       clickRate: 0.3333,
       bounceRate: 0,
+      complaintRate: 0,
     });
     // Per link, computed here from the recorded clicks: every click, recipients with a person's click, machine clicks.
     const expected = LINKS.map((url) => {

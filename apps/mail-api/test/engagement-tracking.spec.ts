@@ -141,9 +141,12 @@ describe('engagement tracking (real Postgres, Redis, SMTP sink)', () => {
       openedCount: 2,
       clickedCount: 2,
       bouncedCount: 0,
+      suppressedCount: 0,
+      complainedCount: 0,
       openRate: 0.6667,
       clickRate: 0.6667,
       bounceRate: 0,
+      complaintRate: 0,
     });
     const emailIdOf = async (address: string) =>
       (await db.query<{ id: string }[]>(`SELECT id FROM emails WHERE campaign_id = $1 AND to_email = $2`, [s.campaign.id, address]))[0].id;

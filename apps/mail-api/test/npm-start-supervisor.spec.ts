@@ -14,9 +14,12 @@ describe('npm start supervises the services it runs', () => {
   let start: ChildProcess;
   let output = '';
   let port: number;
+  let inboundPort: number;
   beforeAll(async () => {
     env = await createMailTestEnv();
     port = await freePort();
+    // Not the default 2526: another run (or a developer's npm start) may hold it.
+    inboundPort = await freePort();
     start = spawn(process.execPath, [path.join(REPO_ROOT, 'scripts/start.mjs')], {
       cwd: REPO_ROOT,
       env: {
@@ -26,6 +29,7 @@ describe('npm start supervises the services it runs', () => {
         NODE_ENV: 'test',
         LOG_LEVEL: 'info',
         MAIL_PORT: String(port),
+        MAIL_INBOUND_SMTP_PORT: String(inboundPort),
         MAIL_DATABASE_URL: env.config.databaseUrl,
         REDIS_URL: env.config.redisUrl,
         QUEUE_PREFIX: env.config.queuePrefix,
@@ -50,6 +54,16 @@ describe('npm start supervises the services it runs', () => {
   function pidsOf(label: string): number[] {
     return [...output.matchAll(new RegExp(`${label} started \\(pid (\\d+)\\)`, 'g'))].map((m) => Number(m[1]));
   }
+
+  it('turns the bounce and complaint listener on (bounces.localhost) and prints where it listens', async () => {
+    expect(output).toContain(`smtp://localhost:${inboundPort}`);
+    expect(output).toContain('reports to bounces+<token>@bounces.localhost');
+    await waitFor(
+      () => (output.includes(`inbound SMTP listener for bounce and complaint reports on port ${inboundPort}`) ? true : null),
+      30_000,
+      `the worker's listener:\n${output}`,
+    );
+  }, 60_000);
 
   it('restarts a SIGKILLed worker with backoff, says so, and keeps the API up', async () => {
     const [workerPid] = pidsOf('mail-worker');

@@ -169,6 +169,121 @@ describe('graceful shutdown under SIGTERM', () => {
     }, 120_000);
   });
 
+  describe('the API with a request held inside its handler', () => {
+    let env: MailTestEnv;
+    let api: NodeProcess | undefined;
+    beforeAll(async () => {
+      env = await createMailTestEnv();
+    });
+    afterAll(async () => {
+      await api?.kill('SIGKILL');
+      await env?.cleanup();
+    });
+
+    /** POST /v1/track with our own request id; answers the status, the echoed id and the body. */
+    async function track(
+      port: number,
+      email: string,
+      requestId: string,
+    ): Promise<{ status: number; requestId: string | null; body: unknown }> {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/track`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${SECRET_KEY}`, 'Content-Type': 'application/json', 'X-Request-Id': requestId },
+        body: JSON.stringify({ email, event: 'ops.held', data: { plan: 'pro' } }),
+      });
+      return { status: res.status, requestId: res.headers.get('x-request-id'), body: await res.json() };
+    }
+
+    /** True once a new connection to the port is refused: the server closed its listener (it got the signal). */
+    function refused(port: number): Promise<boolean> {
+      return new Promise((resolve) => {
+        const req = http.request({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
+          res.resume();
+          resolve(false);
+        });
+        req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+        req.end();
+      });
+    }
+
+    it('answers 200 and stores a request held by a Postgres lock across SIGTERM; the logged request ids are the answered ones', async () => {
+      const port = await freePort();
+      api = startNodeProcess('mail-api', {
+        entry: API_ENTRY,
+        cwd: path.dirname(path.dirname(API_ENTRY)),
+        env: {
+          ...workerEnv(env.config, {
+            MAIL_PORT: String(port),
+            MAIL_BOOTSTRAP_SECRET_KEY: SECRET_KEY,
+            MAIL_BOOTSTRAP_PUBLIC_KEY: PUBLIC_KEY,
+          }),
+        },
+        readyWhen: 'mail-api listening on',
+        buildHint: 'npm run build -w mail-api',
+      });
+      await api.ready;
+      const email = `held-${randomUUID().slice(0, 8)}@hold.example.com`;
+      const answers = [
+        await track(port, email, randomUUID()),
+        await track(port, `before-${randomUUID().slice(0, 8)}@hold.example.com`, randomUUID()),
+      ];
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+
+      // The test holds the contact's row lock: the next track of that contact (an upsert of its data)
+      // waits inside its handler, on Postgres, until the lock is released.
+      const db = new DataSource({ type: 'postgres', url: env.config.databaseUrl });
+      await db.initialize();
+      const lock = db.createQueryRunner();
+      try {
+        await lock.connect();
+        await lock.startTransaction();
+        await lock.query(`SELECT id FROM contacts WHERE lower(email) = $1 FOR UPDATE`, [email]);
+        const heldId = randomUUID();
+        const held = track(port, email, heldId);
+        // Positive signal that the request is mid-handler: a backend of the app waits on a lock.
+        await waitFor(
+          async () => {
+            const [{ n }] = await db.query<{ n: number }[]>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+            );
+            return n >= 1 ? true : null;
+          },
+          20_000,
+          'the held request waiting on the row lock',
+        );
+        api.child.kill('SIGTERM');
+        // The server got the signal while the request is held: its listener is closed.
+        await waitFor(async () => ((await refused(port)) ? true : null), 20_000, 'the listener to close after SIGTERM');
+        await lock.commitTransaction();
+        const heldAnswer = await held;
+        expect(heldAnswer).toMatchObject({ status: 200, requestId: heldId, body: { success: true } });
+        answers.push(heldAnswer);
+        const exit = await Promise.race([api.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), GRACE_MS))]);
+        expect(exit).toEqual({ code: null, signal: 'SIGTERM' });
+
+        // Stored: the held request's event is in Postgres.
+        const events = await db.query<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM events e JOIN contacts c ON c.id = e.contact_id WHERE lower(c.email) = $1 AND e.name = 'ops.held'`,
+          [email],
+        );
+        expect(events[0].n).toBe(2);
+      } finally {
+        if (lock.isTransactionActive) await lock.rollbackTransaction();
+        await lock.release();
+        await db.destroy();
+      }
+      // The server's request log names exactly the requests that were answered, the held one included.
+      const logged = api
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { reqId?: string; req?: { url?: string } })
+        .filter((line) => line.reqId && line.req?.url === '/v1/track')
+        .map((line) => line.reqId);
+      expect(logged.sort()).toEqual(answers.map((a) => a.requestId).sort());
+    }, 90_000);
+  });
+
   describe('a worker mid-batch', () => {
     const DOMAIN = 'shutdown.example.com';
     const IN_FLIGHT = 6;

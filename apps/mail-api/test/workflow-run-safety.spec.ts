@@ -109,7 +109,9 @@ describe('workflow run safety (real Postgres, Redis, SMTP sink, two API instance
     return total;
   };
 
-  it('a bounce-triggered workflow with allowReentry and two SEND_EMAIL steps to a bouncing address runs once: its own bounces do not restart it', async () => {
+  it('a bounce-triggered workflow with allowReentry and two SEND_EMAIL steps to a bouncing address runs once: the bounce suppressed the address, so its emails are SUPPRESSED and do not restart it', async () => {
+    // Since #28 a hard bounce suppresses the address: the workflow's emails to it never reach the relay
+    // (no second and third bounce, as before #28), and their own `email.suppressed` events start nothing.
     const workflow = await createWorkflow(t, key, {
       name: 'Bounce follow-up',
       eventName: 'email.bounced',
@@ -121,40 +123,66 @@ describe('workflow run safety (real Postgres, Redis, SMTP sink, two API instance
       ],
     });
     const address = 'bouncy@safety.test';
-    // The relay refuses the next three messages for good: the /v1/send email, then the workflow's two.
-    sink.refuseNext(550, 3);
+    sink.refuseNext(550, 1);
     await request(t.url)
       .post('/v1/send')
       .set(bearer(key))
       .send({ to: address, from: `hello@${DOMAIN}`, subject: 'Receipt', body: '<p>Receipt</p>' })
       .expect(200);
-
-    // Positive signal: three bounces recorded (the send's and both of the workflow's emails), every
-    // delivery and workflow job finished (a bounce's event and the starts it causes commit before its job ends).
     await waitFor(
       async () =>
-        (await eventsOf(address, 'email.bounced')).length === 3 && (await drained(EMAIL_QUEUE)) && (await drained(WORKFLOW_QUEUE))
+        (await eventsOf(address, 'email.suppressed')).length === 2 && (await drained(EMAIL_QUEUE)) && (await drained(WORKFLOW_QUEUE))
           ? true
           : null,
       30_000,
-      'three bounces and drained queues',
+      'two suppressed workflow emails and drained queues',
     );
     const runs = await executionsOf(workflow.id);
-    expect(runs.total).toBe(1);
     expect(runs.items.map((e) => e.status)).toEqual(['COMPLETED']);
-    expect(sink.refusals.filter((r) => r.code === 550)).toHaveLength(3);
-    // Both workflow emails carry their workflow, and their bounces are what it did not react to.
-    const emails = await db.query<{ id: string; workflow_id: string | null; status: string }[]>(
-      `SELECT id, workflow_id, status FROM emails WHERE project_id = $1 AND to_email = $2 ORDER BY id`,
+    expect(sink.refusals.filter((r) => r.code === 550)).toHaveLength(1);
+    const emails = await db.query<{ workflow_id: string | null; status: string }[]>(
+      `SELECT workflow_id, status FROM emails WHERE project_id = $1 AND to_email = $2 ORDER BY id`,
       [project.id, address],
     );
     expect(emails.map((e) => [e.workflow_id, e.status])).toEqual([
       [null, 'FAILED'],
-      [workflow.id, 'FAILED'],
-      [workflow.id, 'FAILED'],
+      [workflow.id, 'SUPPRESSED'],
+      [workflow.id, 'SUPPRESSED'],
     ]);
-    const bouncedEmailIds = (await eventsOf(address, 'email.bounced')).map((e) => e.data.emailId).sort();
-    expect(bouncedEmailIds).toEqual(emails.map((e) => e.id).sort());
+    expect((await eventsOf(address, 'email.bounced')).length).toBe(1);
+  }, 60_000);
+
+  it("a workflow started by email.suppressed (allowReentry, two SEND_EMAIL steps) runs once: its own emails' email.suppressed events do not restart it", async () => {
+    // The loop the bounce test above guarded before #28, with the events a suppressed address now makes.
+    const workflow = await createWorkflow(t, key, {
+      name: 'Suppressed follow-up',
+      eventName: 'email.suppressed',
+      enabled: true,
+      allowReentry: true,
+      steps: [
+        { id: 'first', type: 'SEND_EMAIL', config: { templateId }, next: 'second' },
+        { id: 'second', type: 'SEND_EMAIL', config: { templateId } },
+      ],
+    });
+    const address = 'listed@safety.test';
+    await request(t.url).post('/suppressions').set(bearer(key)).send({ email: address }).expect(201);
+    await track(t, key, address, 'created'); // the contact the /v1/send email's event belongs to
+    await request(t.url)
+      .post('/v1/send')
+      .set(bearer(key))
+      .send({ to: address, from: `hello@${DOMAIN}`, subject: 'Receipt', body: '<p>Receipt</p>' })
+      .expect(200);
+    await waitFor(
+      async () =>
+        (await eventsOf(address, 'email.suppressed')).length === 3 && (await drained(EMAIL_QUEUE)) && (await drained(WORKFLOW_QUEUE))
+          ? true
+          : null,
+      30_000,
+      'three email.suppressed events and drained queues',
+    );
+    const runs = await executionsOf(workflow.id);
+    expect(runs.items.map((e) => e.status)).toEqual(['COMPLETED']);
+    expect(sink.messages.filter((m) => m.envelope.to.includes(address))).toHaveLength(0);
   }, 60_000);
 
   it("a workflow's own email.sent does not restart it, and another workflow on email.sent still starts from it", async () => {

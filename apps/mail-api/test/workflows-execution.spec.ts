@@ -11,7 +11,7 @@ import { EMAIL_QUEUE, MailEmailPriority } from '../src/modules/delivery/email-de
 import { EngagementEventsService } from '../src/modules/engagement/engagement-events.service.js';
 import { WORKFLOW_QUEUE } from '../src/modules/workflows/workflows.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
-import { insertVerifiedDomain } from './support/delivery-fixtures.js';
+import { insertVerifiedDomain, waitFor } from './support/delivery-fixtures.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
@@ -403,8 +403,14 @@ describe('workflow executions (real Postgres, Redis, SMTP sink, webhook receiver
         [waiting.id],
       );
     expect(await state()).toEqual([{ status: 'CANCELLED', steps: ['hold:CANCELLED'] }]);
-    // The DELAY's timer fires after the deletion: nothing runs.
-    await new Promise((r) => setTimeout(r, 2500));
+    // The DELAY's timer fires after the deletion: nothing runs. Positive signal first: no job of this
+    // execution is left waiting, delayed or active (its timer fired and the job ran), then the absence.
+    const queue = t.app.get(QueueService).queue(WORKFLOW_QUEUE);
+    const pendingJobs = async () =>
+      (await queue.getJobs(['delayed', 'waiting', 'active', 'prioritized'])).filter(
+        (job) => (job?.data as { executionId?: string } | undefined)?.executionId === waiting.id,
+      );
+    await waitFor(async () => ((await pendingJobs()).length === 0 ? true : null), 15_000, "the DELAY's job to have run");
     expect(await state()).toEqual([{ status: 'CANCELLED', steps: ['hold:CANCELLED'] }]);
     const mails = await db.query(`SELECT id FROM emails WHERE contact_id = $1`, [mia.contact]);
     expect(mails).toEqual([]);
@@ -440,9 +446,16 @@ describe('workflow executions (real Postgres, Redis, SMTP sink, webhook receiver
 
     const other = await createProject(t, 'Other');
     await request(t.url).get(`/workflows/${workflow.id}/executions`).set(bearer(other.secretKey)).expect(404);
-    // The other project's identical event name starts nothing here, and nothing of ours there.
+    // The other project's identical event name starts nothing here, and nothing of ours there. Positive
+    // signal first: the other project's own workflow on that event ran for it, then ours has no more.
+    const theirs = await createWorkflow(t, other.secretKey, {
+      name: 'Exit',
+      eventName: 'bounce-in',
+      enabled: true,
+      steps: [{ id: 'out', type: 'EXIT', config: {} }],
+    });
     await track(t, other.secretKey, 'n1@flows.test', 'bounce-in');
-    await new Promise((r) => setTimeout(r, 300));
+    await waitForExecutions(t, other.secretKey, theirs.id, (list) => list.length === 1 && list[0].status === 'EXITED');
     expect(await listExecutions(t, key, workflow.id)).toHaveLength(3);
   });
 

@@ -1,11 +1,13 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
+import { APP_VERSION } from './build-info.js';
 import { HealthModule, MetricsModule, QueueDashboardModule } from '@app/service-kit';
 import type { PlatformConfig } from './config/platform-config.js';
 import { CoreModule } from './core/core.module.js';
 import { HttpCoreModule } from './core/http.module.js';
 import { AuthCoreModule } from './core/auth/auth-core.module.js';
-import { superAdministratorsOnly } from './core/auth/super-admin-only.js';
+import { PlatformQueueDashboardAccess } from './core/auth/queue-dashboard-access.js';
 import { EventsCoreModule } from './core/events/events-core.module.js';
+import { isClientBroadcastEvent } from './modules/platform-events/declared-events.js';
 import { AuditCoreModule } from './core/audit/audit-core.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { PlatformEventsModule } from './modules/platform-events/platform-events.module.js';
@@ -32,11 +34,17 @@ export class AppModule {
         CoreModule.forRoot(config),
         HttpCoreModule,
         AuthCoreModule,
-        EventsCoreModule,
+        EventsCoreModule.forRoot({ journaled: isClientBroadcastEvent }),
         AuditCoreModule,
         HealthModule,
-        MetricsModule.forRoot({ service: 'platform-api', endpoint: true, queueNamePrefix: 'platform-' }),
-        QueueDashboardModule.forRoot({ publicRoute: false, authorize: superAdministratorsOnly }),
+        MetricsModule.forRoot({
+          service: 'platform-api',
+          endpoint: true,
+          queueNamePrefix: 'platform-',
+          token: config.metricsToken,
+          version: APP_VERSION,
+        }),
+        QueueDashboardModule.forRoot({ publicRoute: false, access: PlatformQueueDashboardAccess }),
         BootstrapModule,
         AuthModule,
         RolesModule,

@@ -3,6 +3,7 @@ import type { PlatformConfig } from './config/platform-config.js';
 import { CoreModule } from './core/core.module.js';
 import { AuthCoreModule } from './core/auth/auth-core.module.js';
 import { EventsCoreModule } from './core/events/events-core.module.js';
+import { isClientBroadcastEvent } from './modules/platform-events/declared-events.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { AuthModule } from './modules/auth/auth.module.js';
 import { MaintenanceModule } from './modules/maintenance/maintenance.module.js';
@@ -18,7 +19,7 @@ export class WorkerModule {
       imports: [
         CoreModule.forRoot(config),
         AuthCoreModule,
-        EventsCoreModule,
+        EventsCoreModule.forRoot({ journaled: isClientBroadcastEvent }),
         MaintenanceModule,
         AuthModule,
         NotificationsModule,

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { systemScope } from '../src/core/scope/tenant-scope.js';
+import { RoleAclRepository } from '../src/modules/roles/role-acl.repository.js';
+import { UserAclRepository } from '../src/modules/users/user-acl.repository.js';
 import { Factories, login } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
 
@@ -454,5 +457,35 @@ describe('role and user ACLs', () => {
       await putUserAcl(admin.auth, { userId: user.id, features: ['auth.roles.list'], organizations: [foreignOrg] }).expect(400);
       expect(await userAclRow(user.id)).toBeUndefined();
     });
+  });
+
+  it('the statements role_acls and user_acls share: find and upsert per tenant; a restore leaves a matching row untouched', async () => {
+    const tenant = await f.tenant();
+    const other = await f.tenant();
+    const scope = systemScope(tenant.id);
+    const user = await f.user(tenant);
+    const role = await f.role(null);
+    const users = t.app.get(UserAclRepository);
+    const roles = t.app.get(RoleAclRepository);
+    const acl = { isSuperAdmin: false, features: ['users.view'], organizations: [tenant.organizationId] };
+    await users.upsert(ds, scope, { userId: user.id, acl });
+    await roles.upsert(ds, scope, { roleId: role.id, acl });
+    expect(await users.find(ds, scope, user.id)).toEqual(acl);
+    expect(await roles.find(ds, scope, role.id)).toEqual(acl);
+    expect(await users.find(ds, systemScope(other.id), user.id)).toBeNull();
+    expect(await roles.find(ds, systemScope(other.id), role.id)).toBeNull();
+
+    const updatedAt = async () =>
+      (await ds.query<{ updated_at: Date }[]>('SELECT updated_at FROM user_acls WHERE user_id = $1', [user.id]))[0].updated_at.getTime();
+    await ds.query(`UPDATE user_acls SET updated_at = now() - interval '1 day' WHERE user_id = $1`, [user.id]);
+    const before = await updatedAt();
+    await users.restore(ds, scope, { userId: user.id, acl });
+    expect(await updatedAt()).toBe(before);
+    const changed = { ...acl, organizations: null };
+    await users.restore(ds, scope, { userId: user.id, acl: changed });
+    expect(await updatedAt()).toBeGreaterThan(before);
+    expect(await users.find(ds, scope, user.id)).toEqual(changed);
+    await users.restore(ds, scope, { userId: user.id, acl: null });
+    expect(await users.find(ds, scope, user.id)).toBeNull();
   });
 });

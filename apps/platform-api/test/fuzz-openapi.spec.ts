@@ -18,11 +18,21 @@ export function platformErrorShapeProblem(res: FuzzResponse): string | null {
   if (!res.contentType.includes('application/json')) return `content type ${res.contentType}`;
   const body = res.body as Record<string, unknown> | null;
   if (!body || typeof body !== 'object' || Array.isArray(body)) return 'not an object';
+  // POST /ai_assistant/mcp speaks JSON-RPC: the MCP transport's own refusals (406, 415, parse errors) are
+  // JSON-RPC error objects, as the protocol requires; the platform's 401/403/413 there are `{error}`.
+  if (body.jsonrpc === '2.0') return jsonRpcErrorProblem(body);
   if (typeof body.error !== 'string' || body.error.length === 0) return 'error is not a string';
   if ('ok' in body && body.ok !== false) return 'ok is not false';
   if ('code' in body && typeof body.code !== 'string') return 'code is not a string';
   const extra = Object.keys(body).filter((k) => !ERROR_FIELDS.has(k));
   return extra.length > 0 ? `unexpected fields ${extra.join(', ')}` : null;
+}
+
+function jsonRpcErrorProblem(body: Record<string, unknown>): string | null {
+  const error = body.error as { code?: unknown; message?: unknown } | undefined;
+  if (!error || typeof error.code !== 'number' || typeof error.message !== 'string')
+    return 'a JSON-RPC answer without {code, message} error';
+  return Object.keys(body).every((k) => ['jsonrpc', 'error', 'id'].includes(k)) ? null : 'unexpected JSON-RPC fields';
 }
 
 describe('fuzzing every platform-api operation from its OpenAPI document (issue #19)', () => {

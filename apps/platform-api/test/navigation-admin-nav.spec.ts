@@ -158,6 +158,7 @@ describe('GET /auth/admin/nav and GET /auth/features', () => {
       { id: 'notifications', title: 'Notifications' },
       { id: 'attachments', title: 'Attachments' },
       { id: 'ai_assistant', title: 'AI assistant' },
+      { id: 'queues', title: 'Queues' },
     ]);
     expect(res.body.items).toContainEqual({ id: 'auth.users.list', title: 'List users', module: 'auth' });
     expect(res.body.items).toContainEqual({ id: 'auth.sidebar.manage', title: 'Customise the sidebar', module: 'auth' });

@@ -35,12 +35,25 @@ export class MailEnv {
   @Min(0)
   @Max(65535)
   MAIL_WORKER_METRICS_PORT = 9465;
+  @EnvVar('`GET /metrics` on the API and worker ports needs `Authorization: Bearer <token>` (401 otherwise); at least 24 characters', {
+    default: 'unset (open: keep the metrics ports off the ingress)',
+  })
+  @IsOptional()
+  @MinLength(24, { message: 'must be at least 24 characters' })
+  METRICS_TOKEN?: string;
   @EnvVar('opens the queue dashboard `/admin/queues` (Bearer, or the password of Basic authentication); at least 24 characters', {
     default: 'unset (no dashboard)',
   })
   @IsOptional()
   @MinLength(24, { message: 'must be at least 24 characters' })
   MAIL_ADMIN_TOKEN?: string;
+  @EnvVar(
+    'a second token that also opens the queue dashboard and may retry, promote and clean jobs (with `MAIL_ADMIN_TOKEN` alone it is read-only); at least 24 characters, different from `MAIL_ADMIN_TOKEN`',
+    { default: 'unset (read-only dashboard)' },
+  )
+  @IsOptional()
+  @MinLength(24, { message: 'must be at least 24 characters' })
+  MAIL_ADMIN_WRITE_TOKEN?: string;
   @EnvVar(
     'proxies allowed to set `X-Forwarded-For`: a hop count (`1` = one load balancer / ingress in front) or a comma list of ' +
       'proxy addresses and CIDR ranges (`10.0.0.0/8,fd00::/8`); unset, the client address is the TCP peer',
@@ -169,6 +182,34 @@ export class MailEnv {
   @Min(1)
   @Max(100_000)
   MAIL_WORKFLOW_MAX_RUNS_PER_DAY = 20;
+  @EnvVar(
+    'delays (ms, comma list) before each retry of an email the relay refused for now (SMTP 4xx other than throttling); after the last, the email is FAILED',
+  )
+  @Matches(/^\s*\d{1,9}\s*(,\s*\d{1,9}\s*){0,19}$/, { message: 'must be a comma list of 1 to 20 delays in milliseconds' })
+  MAIL_SOFT_BOUNCE_DELAYS_MS = '60000,300000,1800000,7200000';
+  @EnvVar(
+    'first deployment-wide sending pause when the relay throttles (421, 454, "rate exceeded"); doubled while throttling repeats, at most 60 s',
+  )
+  @Type(() => Number)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  MAIL_THROTTLE_BACKOFF_MS = 1000;
+  @EnvVar(
+    'domain of the VERP envelope sender `bounces+<token>@<domain>` (its MX must point at the inbound listener); set, the worker listens for bounce and complaint reports',
+    { default: 'unset (envelope sender = from address, no listener)' },
+  )
+  @IsOptional()
+  @Matches(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/i, {
+    message: 'must be a domain name',
+  })
+  MAIL_BOUNCE_DOMAIN?: string;
+  @EnvVar("the mail worker's inbound SMTP port for bounce and complaint reports (with `MAIL_BOUNCE_DOMAIN`; 0: a free one, logged)")
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  MAIL_INBOUND_SMTP_PORT = 2526;
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
@@ -183,8 +224,12 @@ export interface MailConfig {
   workerConcurrency: number;
   /** `MAIL_WORKER_METRICS_PORT`: where the worker serves /metrics and its probes. */
   workerMetricsPort: number;
+  /** `METRICS_TOKEN`: the bearer token every scrape of `/metrics` needs; null: open. */
+  metricsToken: string | null;
   /** `MAIL_ADMIN_TOKEN`: the queue dashboard's credential; null: no dashboard. */
   adminToken: string | null;
+  /** `MAIL_ADMIN_WRITE_TOKEN`: opens the dashboard with its writes (retry, promote, clean); null: read-only. */
+  adminWriteToken: string | null;
   /** `TRUST_PROXY`: which peers may set the client address through X-Forwarded-For. */
   trustProxy: TrustProxySetting;
   /** The `Default` project's keys, created at start when no project has this secret key. */
@@ -247,6 +292,17 @@ export interface MailConfig {
      */
     maxRunsPerDay: number;
   };
+  /** The deliverability loop (decisions.md "Deliverability"). */
+  deliverability: {
+    /** `MAIL_SOFT_BOUNCE_DELAYS_MS`: the wait before each retry of a temporary (4xx) refusal; then FAILED. */
+    softBounceDelaysMs: number[];
+    /** `MAIL_THROTTLE_BACKOFF_MS`: the first deployment-wide pause on relay throttling (doubling, at most 60 s). */
+    throttleBackoffMs: number;
+    /** `MAIL_BOUNCE_DOMAIN`: VERP envelope senders and the inbound report listener; null: neither. */
+    bounceDomain: string | null;
+    /** `MAIL_INBOUND_SMTP_PORT`: where the worker listens for reports (0: a free port). */
+    inboundSmtpPort: number;
+  };
 }
 
 export const MAIL_CONFIG = Symbol('MAIL_CONFIG');
@@ -298,6 +354,9 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
   if (Boolean(e.MAIL_BOOTSTRAP_SECRET_KEY) !== Boolean(e.MAIL_BOOTSTRAP_PUBLIC_KEY)) {
     throw new ConfigError('invalid configuration: MAIL_BOOTSTRAP_SECRET_KEY and MAIL_BOOTSTRAP_PUBLIC_KEY go together');
   }
+  if (e.MAIL_ADMIN_WRITE_TOKEN && e.MAIL_ADMIN_WRITE_TOKEN === e.MAIL_ADMIN_TOKEN) {
+    throw new ConfigError('invalid configuration: MAIL_ADMIN_WRITE_TOKEN must differ from MAIL_ADMIN_TOKEN');
+  }
   return {
     env: e.NODE_ENV as MailConfig['env'],
     port: e.MAIL_PORT,
@@ -308,7 +367,9 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     dataDir: e.DATA_DIR,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerMetricsPort: e.MAIL_WORKER_METRICS_PORT,
+    metricsToken: e.METRICS_TOKEN ?? null,
     adminToken: e.MAIL_ADMIN_TOKEN ?? null,
+    adminWriteToken: e.MAIL_ADMIN_WRITE_TOKEN ?? null,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     bootstrapKeys:
       e.MAIL_BOOTSTRAP_SECRET_KEY && e.MAIL_BOOTSTRAP_PUBLIC_KEY
@@ -340,6 +401,12 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
       sweepSeconds: e.MAIL_WORKFLOW_SWEEP_SECONDS,
       concurrency: e.MAIL_WORKFLOW_CONCURRENCY,
       maxRunsPerDay: e.MAIL_WORKFLOW_MAX_RUNS_PER_DAY,
+    },
+    deliverability: {
+      softBounceDelaysMs: e.MAIL_SOFT_BOUNCE_DELAYS_MS.split(',').map((d) => Number(d.trim())),
+      throttleBackoffMs: e.MAIL_THROTTLE_BACKOFF_MS,
+      bounceDomain: e.MAIL_BOUNCE_DOMAIN?.toLowerCase() ?? null,
+      inboundSmtpPort: e.MAIL_INBOUND_SMTP_PORT,
     },
   };
 }

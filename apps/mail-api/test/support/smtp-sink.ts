@@ -17,9 +17,17 @@ export interface SmtpSink {
   /** Accepted messages, in acceptance order. */
   messages: SinkMessage[];
   /** Answers to DATA that were not 250 (a refusal the sink was told to give), with their time. */
-  refusals: { code: number; at: number }[];
-  /** Connections opened so far, and DATA transfers that reached the end of the message. */
-  stats: { connections: number; dataReceived: number };
+  refusals: { code: number; at: number; to?: string[] }[];
+  /**
+   * Connections opened so far, DATA transfers that reached the end of the message, and DATA answers
+   * held right now (`delayNextData`): a client is mid-send while `held` is above zero.
+   */
+  stats: { connections: number; dataReceived: number; held: number };
+  /**
+   * Answer per message (after DATA was read): a refusal `{code, message}` for the recipients, or null to
+   * accept. Called for every message until unset (null).
+   */
+  answerWith(answer: ((to: string[]) => { code: number; message: string } | null) | null): void;
   /** Answer `code` (e.g. 451, 550) to the DATA of the next `count` messages. */
   refuseNext(code: number, count?: number): void;
   /** Hold the answer to the DATA of the next `count` messages for `ms` (the client waits on the open transaction). */
@@ -65,8 +73,9 @@ function take<T extends { left: number }>(slot: T | null): T | null {
 export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
   const refusals: SmtpSink['refusals'] = [];
-  const stats = { connections: 0, dataReceived: 0 };
+  const stats = { connections: 0, dataReceived: 0, held: 0 };
   const plan: Plan = { refuse: null, dataDelay: null, connectDelay: null };
+  let answer: ((to: string[]) => { code: number; message: string } | null) | null = null;
   const closedSessions = new Set<string>();
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {
@@ -97,7 +106,13 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       void readAll(stream).then((raw) => {
         stats.dataReceived += 1;
         const refuse = take(plan.refuse);
+        const to = session.envelope.rcptTo.map((r) => r.address);
+        const answered = answer?.(to) ?? null;
         const finish = () => {
+          if (answered) {
+            refusals.push({ code: answered.code, at: Date.now(), to });
+            return callback(Object.assign(new Error(answered.message), { responseCode: answered.code }));
+          }
           if (refuse) {
             refusals.push({ code: refuse.code, at: Date.now() });
             return callback(
@@ -114,8 +129,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           callback(null, `OK queued as sink-${messages.length}`);
         };
         const delay = take(plan.dataDelay);
-        if (delay) later(delay.ms, finish);
-        else finish();
+        if (!delay) return finish();
+        stats.held += 1;
+        later(delay.ms, () => {
+          stats.held -= 1;
+          finish();
+        });
       }, callback);
     },
   });
@@ -132,6 +151,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     messages,
     refusals,
     stats,
+    answerWith: (fn) => void (answer = fn),
     refuseNext: (code, count = 1) => void (plan.refuse = { code, left: count }),
     delayNextData: (ms, count = 1) => void (plan.dataDelay = { ms, left: count }),
     delayNextConnection: (ms, count = 1) => void (plan.connectDelay = { ms, left: count }),

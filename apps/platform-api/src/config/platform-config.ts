@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { ConfigError, defaultDataDir, devSecret, EnvVar, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
 import path from 'node:path';
 
@@ -32,6 +32,12 @@ export class PlatformEnv {
   @Min(0)
   @Max(65535)
   PLATFORM_WORKER_METRICS_PORT = 9464;
+  @EnvVar('`GET /metrics` on the API and worker ports needs `Authorization: Bearer <token>` (401 otherwise); at least 24 characters', {
+    default: 'unset (open: keep the metrics ports off the ingress)',
+  })
+  @IsOptional()
+  @MinLength(24, { message: 'must be at least 24 characters' })
+  METRICS_TOKEN?: string;
   @EnvVar(
     'proxies allowed to set `X-Forwarded-For`: a hop count (`1` = one load balancer / ingress in front) or a comma list of ' +
       'proxy addresses and CIDR ranges (`10.0.0.0/8,fd00::/8`); unset, the client address is the TCP peer',
@@ -157,6 +163,8 @@ export interface PlatformConfig {
   workerConcurrency: number;
   /** `PLATFORM_WORKER_METRICS_PORT`: where the worker serves /metrics and its probes. */
   workerMetricsPort: number;
+  /** `METRICS_TOKEN`: the bearer token every scrape of `/metrics` needs; null: open. */
+  metricsToken: string | null;
   /** `TRUST_PROXY`: which peers may set the client address through X-Forwarded-For. */
   trustProxy: TrustProxySetting;
   bootstrapAdmin: { email: string; password: string } | null;
@@ -234,6 +242,7 @@ export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): Platfo
     dataDir: e.DATA_DIR,
     workerConcurrency: e.WORKER_CONCURRENCY,
     workerMetricsPort: e.PLATFORM_WORKER_METRICS_PORT,
+    metricsToken: e.METRICS_TOKEN ?? null,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     bootstrapAdmin:
       e.PLATFORM_BOOTSTRAP_ADMIN_EMAIL && e.PLATFORM_BOOTSTRAP_ADMIN_PASSWORD

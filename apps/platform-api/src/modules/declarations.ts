@@ -5,6 +5,7 @@ import { AUDIT_LOGS_MODULE } from './audit-logs/audit-logs.declarations.js';
 import { AUTH_MODULE } from './auth/auth.declarations.js';
 import { DIRECTORY_MODULE } from './directory/directory.declarations.js';
 import { NOTIFICATIONS_MODULE } from './notifications/notifications.declarations.js';
+import { QUEUES_MODULE } from './queues/queues.declarations.js';
 
 /** Every module's declared features and navigation, in display order. Add a module here when it declares some. */
 export const MODULE_DECLARATIONS: ModuleDeclaration[] = [
@@ -14,4 +15,5 @@ export const MODULE_DECLARATIONS: ModuleDeclaration[] = [
   NOTIFICATIONS_MODULE,
   ATTACHMENTS_MODULE,
   AI_ASSISTANT_MODULE,
+  QUEUES_MODULE,
 ];

@@ -4,6 +4,9 @@ export interface SseFrame {
   /** `comment` for `: text` frames, `data` for `data: ...` frames. */
   kind: 'comment' | 'data';
   text: string;
+  /** The frame's `id:` and `event:` lines, when it has them. */
+  id?: string;
+  event?: string;
   /** Parsed JSON of a data frame. */
   data?: Record<string, unknown> & { id: string; payload: Record<string, unknown>; timestamp: number; organizationId: string | null };
 }
@@ -88,7 +91,12 @@ function parseFrame(block: string): SseFrame | null {
   const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, ''));
   if (data.length) {
     const text = data.join('\n');
-    return { kind: 'data', text, data: JSON.parse(text) };
+    const field = (name: string) =>
+      lines
+        .find((l) => l.startsWith(`${name}:`))
+        ?.slice(name.length + 1)
+        .replace(/^ /, '');
+    return { kind: 'data', text, data: JSON.parse(text), id: field('id'), event: field('event') };
   }
   return { kind: 'comment', text: lines.map((l) => l.replace(/^: ?/, '')).join('\n') };
 }

@@ -55,7 +55,15 @@ export async function listen(app: INestApplication, port: number, host = '0.0.0.
   await app.listen(port, host);
   const server = app.getHttpServer() as Server;
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
-  server.on('close', () => server.closeIdleConnections?.());
+  // close() (SIGTERM) ends the sockets idle at that moment, but a request in flight then answered on a
+  // kept-alive socket (its response started before the shutdown, without `Connection: close`) left
+  // it idle for keepAliveTimeout: 65 s of shutdown, past a pod's grace period. From close() on, a
+  // socket that goes idle is ended at once (ops-graceful-shutdown.spec.ts, the held request).
+  const close = server.close.bind(server);
+  server.close = (callback?: (err?: Error) => void) => {
+    server.keepAliveTimeout = 1;
+    return close(callback);
+  };
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   return `http://127.0.0.1:${actualPort}`;

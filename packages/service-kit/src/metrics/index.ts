@@ -1,4 +1,5 @@
 export * from './metrics-registry.js';
+export * from './metrics-token.js';
 export * from './http-metrics.js';
 export * from './job-metrics.js';
 export * from './queue-catalog.js';

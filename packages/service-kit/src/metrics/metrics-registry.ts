@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 
 export interface MetricsOptions {
   /** `platform-api`, `mail-worker`, ...: the `service` label of every series of the process. */
@@ -8,6 +8,10 @@ export interface MetricsOptions {
   endpoint?: boolean;
   /** Only queues whose name starts with this are measured and shown (`mail-`, `platform-`): both apps may share one Redis prefix. */
   queueNamePrefix?: string;
+  /** `METRICS_TOKEN`: when set, `/metrics` (API and worker port) needs `Authorization: Bearer <token>` (401 otherwise). */
+  token?: string | null;
+  /** The app's version (its package.json): the `version` label of `build_info`. */
+  version?: string;
 }
 
 export const METRICS_OPTIONS = Symbol('METRICS_OPTIONS');
@@ -24,6 +28,12 @@ export class MetricsRegistry {
   constructor(@Inject(METRICS_OPTIONS) readonly options: MetricsOptions) {
     this.registry.setDefaultLabels({ service: options.service });
     collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'build_info',
+      help: 'Always 1: the version of the app and the Node.js it runs on, as labels',
+      labelNames: ['version', 'node_version'],
+      registers: [this.registry],
+    }).set({ version: options.version ?? 'unknown', node_version: process.version }, 1);
   }
 
   get contentType(): string {

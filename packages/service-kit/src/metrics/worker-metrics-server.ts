@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { REDIS } from '../queue/redis.js';
 import { MetricsRegistry } from './metrics-registry.js';
+import { METRICS_CHALLENGE, METRICS_UNAUTHORIZED_MESSAGE, metricsScrapeAllowed } from './metrics-token.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -35,7 +36,8 @@ async function answers(probe: () => Promise<unknown>): Promise<'ok' | 'unavailab
 }
 
 /**
- * The worker's small HTTP server (no Nest, no Express): `GET /metrics` (Prometheus text), `GET /healthz`
+ * The worker's small HTTP server (no Nest, no Express): `GET /metrics` (Prometheus text; with
+ * `METRICS_TOKEN` only for `Authorization: Bearer <token>`, 401 otherwise), `GET /healthz`
  * (the process and its event loop answer) and `GET /readyz` (Postgres and Redis answer; 503 otherwise),
  * the same probes as the APIs, so the worker's container and pod have probes too.
  */
@@ -45,8 +47,8 @@ export async function startWorkerMetricsServer(app: INestApplicationContext, por
   const redis = app.get<Redis>(REDIS, { strict: false });
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    const reply = (status: number, type: string, body: string) => {
-      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });
+    const reply = (status: number, type: string, body: string, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', ...headers });
       res.end(body);
     };
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, 'application/json', '{"error":"method not allowed"}');
@@ -63,6 +65,11 @@ export async function startWorkerMetricsServer(app: INestApplicationContext, por
       return;
     }
     if (path === '/metrics') {
+      if (!metricsScrapeAllowed(req.headers.authorization, metrics.options.token)) {
+        return reply(401, 'application/json', JSON.stringify({ error: METRICS_UNAUTHORIZED_MESSAGE }), {
+          'WWW-Authenticate': METRICS_CHALLENGE,
+        });
+      }
       metrics.render().then(
         (text) => reply(200, metrics.contentType, text),
         () => reply(500, 'application/json', '{"error":"metrics unavailable"}'),

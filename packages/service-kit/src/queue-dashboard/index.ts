@@ -1,2 +1,3 @@
 export * from './queue-dashboard.js';
 export * from './queue-dashboard.module.js';
+export * from './queue-dashboard-access.js';

@@ -1,11 +1,12 @@
-import { All, Controller, DynamicModule, Inject, Module, Req, Res } from '@nestjs/common';
+import { All, Controller, DynamicModule, Inject, Module, Req, Res, type Type } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { DomainError } from '../errors/domain-error.js';
 import { Public } from '../http/public.decorator.js';
+import { allowedDashboardWrite, type QueueDashboardAccess } from './queue-dashboard-access.js';
 import { QUEUE_DASHBOARD_PATH, QueueDashboard } from './queue-dashboard.js';
 
-/** Decides whether a request may use the dashboard: throw a `DomainError` (401, 403) to refuse it. */
-export type QueueDashboardAuthorize = (req: Request, res: Response) => void | Promise<void>;
+const READS = new Set(['GET', 'HEAD']);
 
 export interface QueueDashboardOptions {
   /**
@@ -14,10 +15,11 @@ export interface QueueDashboardOptions {
    * then `authorize` checks the caller (a super administrator).
    */
   publicRoute: boolean;
-  authorize: QueueDashboardAuthorize;
+  /** The app's injectable access policy: who reads, who writes, where writes are recorded. */
+  access: Type<QueueDashboardAccess>;
 }
 
-const DASHBOARD_OPTIONS = Symbol('QUEUE_DASHBOARD_OPTIONS');
+const DASHBOARD_ACCESS = Symbol('QUEUE_DASHBOARD_ACCESS');
 const ROUTE = QUEUE_DASHBOARD_PATH.slice(1);
 
 @ApiExcludeController()
@@ -25,13 +27,24 @@ const ROUTE = QUEUE_DASHBOARD_PATH.slice(1);
 class QueueDashboardController {
   constructor(
     private readonly dashboard: QueueDashboard,
-    @Inject(DASHBOARD_OPTIONS) private readonly options: QueueDashboardOptions,
+    @Inject(DASHBOARD_ACCESS) private readonly access: QueueDashboardAccess,
   ) {}
 
+  /**
+   * Read-only unless the caller may write; even then only retry, promote and clean pass (403 for
+   * anything else: obliterate, edit job data, ...), each recorded before it runs.
+   */
   @All([ROUTE, `${ROUTE}/*path`])
   async serve(@Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.options.authorize(req, res);
-    await this.dashboard.handle(req, res);
+    await this.access.authorize(req, res);
+    const canWrite = await this.access.canWrite(req);
+    if (!READS.has(req.method)) {
+      if (!canWrite) throw DomainError.forbidden('the queue dashboard is read-only for you: writes need the queue write permission');
+      const write = allowedDashboardWrite(req.method, req.url.slice(QUEUE_DASHBOARD_PATH.length));
+      if (!write) throw DomainError.forbidden('the queue dashboard allows only retry, promote and clean');
+      await this.access.recordWrite(req, write);
+    }
+    await this.dashboard.handle(req, res, canWrite);
   }
 }
 
@@ -51,15 +64,16 @@ class PublicQueueDashboardController extends QueueDashboardController {
 class QueueDashboardCoreModule {}
 
 /**
- * bull-board at `/admin/queues` (UI and its JSON API) behind `authorize`; needs the MetricsModule
- * (its QueueCatalog finds the queues) and the QueueModule. Left out of the OpenAPI document.
+ * bull-board at `/admin/queues` (UI and its JSON API) behind the app's `access` policy: read-only
+ * (no mutating buttons, writes 403) unless `canWrite`; needs the MetricsModule (its QueueCatalog
+ * finds the queues) and the QueueModule. Left out of the OpenAPI document.
  */
 export class QueueDashboardModule {
   static forRoot(options: QueueDashboardOptions): DynamicModule {
     return {
       module: QueueDashboardCoreModule,
       controllers: [options.publicRoute ? PublicQueueDashboardController : QueueDashboardController],
-      providers: [{ provide: DASHBOARD_OPTIONS, useValue: options }, QueueDashboard],
+      providers: [{ provide: DASHBOARD_ACCESS, useClass: options.access }, QueueDashboard],
     };
   }
 }

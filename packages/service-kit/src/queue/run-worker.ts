@@ -22,7 +22,7 @@ export interface RunWorkerOptions<TConfig> {
    * worker's probes (`/healthz`, `/readyz`) served on this port (0: a free one, logged); queues
    * named `<queueNamePrefix>...` are measured. Without it the worker serves no HTTP.
    */
-  metrics?: { port: (config: TConfig) => number; queueNamePrefix: string };
+  metrics?: { port: (config: TConfig) => number; queueNamePrefix: string; token?: (config: TConfig) => string | null; version?: string };
 }
 
 @Module({})
@@ -48,7 +48,12 @@ async function start<TConfig>(options: RunWorkerOptions<TConfig>): Promise<void>
         module: WorkerRootModule,
         imports: [
           options.module(config),
-          MetricsModule.forRoot({ service: `${options.name}-worker`, queueNamePrefix: metrics.queueNamePrefix }),
+          MetricsModule.forRoot({
+            service: `${options.name}-worker`,
+            queueNamePrefix: metrics.queueNamePrefix,
+            token: metrics.token?.(config) ?? null,
+            version: metrics.version,
+          }),
         ],
       }
     : options.module(config);

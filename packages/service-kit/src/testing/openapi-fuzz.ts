@@ -344,6 +344,7 @@ export async function fuzzOperations(
 ): Promise<{ findings: FuzzFinding[]; requests: number; operations: number; skipped: string[] }> {
   const findings: FuzzFinding[] = [];
   const skipped: string[] = [];
+  const short: string[] = [];
   let requests = 0;
   let operations = 0;
   for (const operation of operationsOf(target.doc)) {
@@ -371,6 +372,7 @@ export async function fuzzOperations(
       }),
       { numRuns: target.numRuns, seed: target.seed, endOnFailure: true, maxSkipsPerRun: 0 },
     );
+    if (!result.failed && result.numRuns < target.numRuns) short.push(`${name} (${result.numRuns})`);
     if (result.failed && result.counterexample) {
       const [req] = result.counterexample;
       findings.push({
@@ -380,13 +382,25 @@ export async function fuzzOperations(
       });
     }
   }
+  // Every passing operation ran all its cases: fewer (zero runs, nothing fuzzed) is not a pass.
+  if (operations === 0 || short.length > 0) {
+    throw new Error(`the fuzzer ran ${operations} operations; fewer than ${target.numRuns} cases for: ${short.join(', ')}`);
+  }
   return { findings, requests, operations, skipped };
 }
 
-/** Fuzz run sizes: bounded in `npm test`, larger under `npm run fuzz` (FUZZ_RUNS, FUZZ_SEED). */
+/**
+ * Fuzz run sizes: bounded in `npm test`, larger under `npm run fuzz` (FUZZ_RUNS, FUZZ_SEED). A run of
+ * zero cases proves nothing, so FUZZ_RUNS below 1 (or not a number) throws instead of passing green.
+ */
 export function fuzzSettings(defaultRuns: number): { numRuns: number; seed: number } {
-  return {
-    numRuns: Number(process.env.FUZZ_RUNS ?? defaultRuns),
-    seed: Number(process.env.FUZZ_SEED ?? 20261124),
-  };
+  const numRuns = Number(process.env.FUZZ_RUNS ?? defaultRuns);
+  if (!Number.isInteger(numRuns) || numRuns < 1) {
+    throw new Error(
+      `FUZZ_RUNS must be a whole number of at least 1 (got ${JSON.stringify(process.env.FUZZ_RUNS)}): zero cases prove nothing`,
+    );
+  }
+  const seed = Number(process.env.FUZZ_SEED ?? 20261124);
+  if (!Number.isInteger(seed)) throw new Error(`FUZZ_SEED must be an integer (got ${JSON.stringify(process.env.FUZZ_SEED)})`);
+  return { numRuns, seed };
 }

@@ -7,6 +7,7 @@ import { Workflows1763920000000 } from './1763920000000-Workflows.js';
 import { ContactCounts1763930000000 } from './1763930000000-ContactCounts.js';
 import { WorkflowRunSafety1763941000000 } from './1763941000000-WorkflowRunSafety.js';
 import { EngagementAnalytics1763950000000 } from './1763950000000-EngagementAnalytics.js';
+import { Deliverability1763960000000 } from './1763960000000-Deliverability.js';
 import { FairSending1763963000000 } from './1763963000000-FairSending.js';
 
 /** Every migration, in order. Explicit imports: ESM builds have no glob loading. */
@@ -20,5 +21,6 @@ export const MAIL_MIGRATIONS = [
   ContactCounts1763930000000,
   WorkflowRunSafety1763941000000,
   EngagementAnalytics1763950000000,
+  Deliverability1763960000000,
   FairSending1763963000000,
 ];

@@ -31,6 +31,10 @@ export interface CampaignEmailCounts {
   /** Recipients with a machine's open / click. */
   machineOpened: number;
   machineClicked: number;
+  /** Recipients on the suppression list when their email was about to be sent (SUPPRESSED). */
+  suppressed: number;
+  /** Emails a complaint (ARF) report came back for. */
+  complained: number;
 }
 
 /**
@@ -157,10 +161,12 @@ export class CampaignRecipientsRepository {
               count(*) FILTER (WHERE opened_at IS NOT NULL)::int AS opened,
               count(*) FILTER (WHERE clicked_at IS NOT NULL)::int AS clicked,
               count(*) FILTER (WHERE machine_opened_at IS NOT NULL)::int AS "machineOpened",
-              count(*) FILTER (WHERE machine_clicked_at IS NOT NULL)::int AS "machineClicked"
+              count(*) FILTER (WHERE machine_clicked_at IS NOT NULL)::int AS "machineClicked",
+              count(*) FILTER (WHERE status = 'SUPPRESSED')::int AS suppressed,
+              count(*) FILTER (WHERE complained_at IS NOT NULL)::int AS complained
          FROM emails WHERE campaign_id = $2 AND project_id = $1`,
       [scope.projectId, campaignId],
     );
-    return row ?? { delivered: 0, bounced: 0, opened: 0, clicked: 0, machineOpened: 0, machineClicked: 0 };
+    return row ?? { delivered: 0, bounced: 0, opened: 0, clicked: 0, machineOpened: 0, machineClicked: 0, suppressed: 0, complained: 0 };
   }
 }

@@ -57,9 +57,12 @@ export interface MailCampaignStats {
   machineOpenedCount: number;
   machineClickedCount: number;
   bouncedCount: number;
+  suppressedCount: number;
+  complainedCount: number;
   openRate: number;
   clickRate: number;
   bounceRate: number;
+  complaintRate: number;
 }
 
 export interface MailCampaignTestResult {
@@ -237,10 +240,15 @@ class CampaignStatsDto implements MailCampaignStats {
   machineOpenedCount: number;
   @ApiProperty({ description: 'Recipients with at least one click marked `machine` (the open rules, and link bursts).' })
   machineClickedCount: number;
-  @ApiProperty({ description: 'Emails the relay refused for good (SMTP 5xx).' }) bouncedCount: number;
+  @ApiProperty({ description: 'Emails refused for good: by the relay (SMTP 5xx) or later by a bounce report (DSN).' })
+  bouncedCount: number;
+  @ApiProperty({ description: 'Recipients on the suppression list when their email was about to be sent: never sent.' })
+  suppressedCount: number;
+  @ApiProperty({ description: 'Emails a complaint report (ARF) came back for.' }) complainedCount: number;
   @ApiProperty({ description: 'openedCount / deliveredCount, 0 to 1 (0 when nothing was delivered).' }) openRate: number;
   @ApiProperty({ description: 'clickedCount / deliveredCount, 0 to 1.' }) clickRate: number;
   @ApiProperty({ description: 'bouncedCount / sentCount, 0 to 1.' }) bounceRate: number;
+  @ApiProperty({ description: 'complainedCount / deliveredCount, 0 to 1.' }) complaintRate: number;
 }
 
 export class CampaignStatsResponse {

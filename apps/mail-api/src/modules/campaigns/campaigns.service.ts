@@ -201,9 +201,12 @@ export class CampaignsService {
       machineOpenedCount: counts.machineOpened,
       machineClickedCount: counts.machineClicked,
       bouncedCount: counts.bounced,
+      suppressedCount: counts.suppressed,
+      complainedCount: counts.complained,
       openRate: ratio(counts.opened, counts.delivered),
       clickRate: ratio(counts.clicked, counts.delivered),
       bounceRate: ratio(counts.bounced, sent),
+      complaintRate: ratio(counts.complained, counts.delivered),
     };
   }
 

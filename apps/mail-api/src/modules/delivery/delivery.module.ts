@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { CampaignsRepositoryModule } from '../campaigns/campaigns-repository.module.js';
 import { UnsubscribeModule } from '../unsubscribe/unsubscribe.module.js';
 import { CampaignCompletion } from './campaign-completion.js';
+import { SuppressionsRepository } from '../suppressions/suppressions.repository.js';
+import { DeliveryMetrics } from './delivery-metrics.js';
 import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
 import { EmailDeliveryJobs } from './email-delivery.jobs.js';
 import { EmailDeliveryQueue } from './email-delivery.queue.js';
@@ -10,6 +12,8 @@ import { EmailOutcomeEvents } from './email-outcome-events.js';
 import { MailTransport } from './mail-transport.js';
 import { MarketingFeeder } from './marketing-feeder.js';
 import { SendingRate } from './sending-rate.js';
+import { RelayThrottle } from './relay-throttle.js';
+import { Verp } from './verp.js';
 
 /**
  * The email queue: the producer (`EmailDeliveryQueue`, for the send endpoint, campaigns and
@@ -31,7 +35,13 @@ import { SendingRate } from './sending-rate.js';
     CampaignCompletion,
     SendingRate,
     MarketingFeeder,
+    // Deliverability (decisions.md): hard bounces suppress through the list's one writer; the relay's
+    // throttling pauses every worker; VERP envelope senders for the inbound report listener.
+    SuppressionsRepository,
+    RelayThrottle,
+    Verp,
+    DeliveryMetrics,
   ],
-  exports: [EmailDeliveryQueue, EmailDeliveryRepository],
+  exports: [EmailDeliveryQueue, EmailDeliveryRepository, EmailOutcomeEvents, Verp],
 })
 export class DeliveryModule {}

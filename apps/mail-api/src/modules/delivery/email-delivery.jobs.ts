@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
+import type { SendMailOptions } from 'nodemailer';
 import { DataSource } from 'typeorm';
-import { OnJob, type OwnsQueueWorkerOptions, type QueueWorkerOptions } from '@app/service-kit';
+import { OnJob, type Db, type OwnsQueueWorkerOptions, type QueueWorkerOptions } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { projectScope, type ProjectScope } from '../../core/scope/project-scope.js';
 import { CampaignCompletion } from './campaign-completion.js';
@@ -12,20 +13,25 @@ import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, priorityOf, type MailEmailDeliverPayload } from './email-delivery.queue.js';
 import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
 import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
-import { bouncedEvent, EmailOutcomeEvents } from './email-outcome-events.js';
+import { SuppressionsRepository } from '../suppressions/suppressions.repository.js';
+import { DeliveryMetrics } from './delivery-metrics.js';
+import { bouncedEvent, EmailOutcomeEvents, suppressedEvent } from './email-outcome-events.js';
 import { buildMessage, domainOf } from './email-message.js';
 import { emailQueueWorkerOptions } from './email-queue-options.js';
 import { isPermanentFailure, MailTransport } from './mail-transport.js';
 import { MarketingFeeder } from './marketing-feeder.js';
 import { SendingRate } from './sending-rate.js';
+import { isThrottling, RelayThrottle } from './relay-throttle.js';
 import { unsignedReason } from './unsigned-delivery.js';
+import { Verp } from './verp.js';
 
 /** Claims of one row before it is given up: a message that kills its worker every time must stop. */
 const MAX_CLAIMS = 12;
 const REQUEUE_BATCH = 1000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export type DeliveryOutcome = { status: 'SENT' | 'FAILED'; providerMessageId?: string } | { status: 'SKIPPED'; reason: string };
+export type DeliveryOutcome =
+  { status: 'SENT' | 'FAILED' | 'SUPPRESSED'; providerMessageId?: string } | { status: 'SKIPPED'; reason: string };
 
 /**
  * Exactly-once delivery of one email row. Postgres is the gate, BullMQ only schedules:
@@ -48,7 +54,9 @@ export type DeliveryOutcome = { status: 'SENT' | 'FAILED'; providerMessageId?: s
  * Marketing emails carry open and click tracking (MAIL_TRACKING). A campaign email's SENT is recorded
  * with the contact's `email.sent` event, a permanent refusal with `email.bounced` (any email with a
  * contact), each in its outcome's transaction (EmailOutcomeEvents); the outcome of a campaign's last
- * email completes the campaign. A CANCELLED email (its campaign was cancelled) is never claimed, so never sent.
+ * email completes the campaign. Deliverability (decisions.md): a recipient on the project's suppression
+ * list (read by the claim) ends SUPPRESSED with `email.suppressed`; a hard bounce suppresses the
+ * address; soft bounces and relay throttling are handled in onSendError. A CANCELLED email (its campaign was cancelled) is never claimed, so never sent.
  */
 @Injectable()
 export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
@@ -64,6 +72,10 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     private readonly outcomes: EmailOutcomeEvents,
     private readonly tracking: TrackingLinks,
     private readonly campaigns: CampaignCompletion,
+    private readonly suppressions: SuppressionsRepository,
+    private readonly throttle: RelayThrottle,
+    private readonly verp: Verp,
+    private readonly metrics: DeliveryMetrics,
     private readonly rate: SendingRate,
     private readonly feeder: MarketingFeeder,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
@@ -86,31 +98,64 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     const { emailId, projectId } = job.data;
     if (!UUID.test(emailId) || !UUID.test(projectId)) throw new UnrecoverableError(`malformed email job ${job.id}`);
     const scope = projectScope(projectId);
+    // The relay throttled: every worker waits for the pause to end, without claiming anything.
+    const pausedUntil = await this.throttle.pausedUntil();
+    if (pausedUntil) return this.waitForRelay(job, pausedUntil);
     // Batched with the claims of the jobs running alongside (EmailDeliveryBatcher).
     const email = await this.batcher.claim(scope, { emailId, lockSeconds: this.config.sendLockSeconds });
     if (!email) return this.notClaimed(job, scope);
+    // Read by the claim itself (one indexed lookup): a suppression added after the email was queued applies.
+    if (email.suppressedReason) return this.markSuppressed(scope, email, email.suppressedReason);
     const refusal = this.refusal(email);
     if (refusal) {
       await this.emails.markFailed(this.dataSource, scope, { email, error: refusal });
+      this.metrics.count('failed');
       this.completeCampaign(email);
       return { status: 'FAILED' };
     }
+    const message = this.message(email);
+    // A pause that began while this email was being claimed: it goes back untouched.
+    const pausedNow = await this.throttle.pausedUntil();
+    if (pausedNow) {
+      await this.emails.releaseUntouched(this.dataSource, scope, { email });
+      return this.waitForRelay(job, pausedNow);
+    }
     let sent: { providerMessageId: string };
     try {
-      const marketing = email.type === 'MARKETING';
-      const unsubscribeUrl = marketing ? this.links.urlFor(email.projectId, email.contactId!) : null;
-      const unsigned = email.dkim ? null : unsignedReason(this.config, domainOf(email.fromEmail));
-      const tracked = marketing && this.config.tracking ? this.tracked(email) : null;
       sent = await this.whileClaimed(scope, email, async () => {
         // The deployment-wide rate, across every worker (SendingRate): the last step before the relay.
         await this.rate.admit(job.opts.priority ?? 0);
-        return this.transport.send(buildMessage(email, unsubscribeUrl, unsigned, tracked), email.id);
+        return this.metrics.timed(() => this.transport.send(message, email.id));
       });
     } catch (err) {
       return this.onSendError(job, scope, email, err);
     }
     await this.markSent(scope, email, sent.providerMessageId);
+    this.metrics.count('sent');
     return { status: 'SENT', providerMessageId: sent.providerMessageId };
+  }
+
+  private message(email: ClaimedEmail): SendMailOptions {
+    const marketing = email.type === 'MARKETING';
+    const unsubscribeUrl = marketing ? this.links.urlFor(email.projectId, email.contactId!) : null;
+    const unsigned = email.dkim ? null : unsignedReason(this.config, domainOf(email.fromEmail));
+    const tracked = marketing && this.config.tracking ? this.tracked(email) : null;
+    return buildMessage(email, unsubscribeUrl, unsigned, tracked, this.verp.returnPathFor(email.id));
+  }
+
+  /** SUPPRESSED, with the contact's `email.suppressed` event, in one transaction; never handed to SMTP. */
+  private async markSuppressed(scope: ProjectScope, email: ClaimedEmail, reason: string): Promise<DeliveryOutcome> {
+    const write = (db: Db) => this.emails.markSuppressed(db, scope, { email, reason });
+    await this.outcomes.withEvent(scope, write, suppressedEvent(email, reason));
+    this.metrics.count('suppressed');
+    this.completeCampaign(email);
+    return { status: 'SUPPRESSED' };
+  }
+
+  /** The job waits (delayed, no attempt spent) until the relay pause ends, plus a jitter so workers do not resume in step. */
+  private async waitForRelay(job: Job<MailEmailDeliverPayload>, untilMs: number): Promise<never> {
+    await job.moveToDelayed(untilMs + Math.floor(Math.random() * 100), job.token);
+    throw new DelayedError();
   }
 
   /** The HTML with its links through signed click redirects and an open pixel (engagement module). */
@@ -131,11 +176,20 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
 
   /**
    * FAILED; a bounce (permanent SMTP refusal) of an email to a contact commits with its `email.bounced`
-   * event (only the call that recorded the failure writes it, so never twice).
+   * event (only the call that recorded the failure writes it, so never twice) and puts the address on
+   * the project's suppression list (HARD_BOUNCE, source `smtp`, the server's reply as detail).
    */
   private async markFailed(scope: ProjectScope, email: ClaimedEmail, error: string, bounced: boolean): Promise<void> {
     const event = bounced ? bouncedEvent(email, error) : null;
-    await this.outcomes.withEvent(scope, (db) => this.emails.markFailed(db, scope, { email, error, bounced }), event);
+    const write = async (db: Db) => {
+      const changed = await this.emails.markFailed(db, scope, { email, error, bounced });
+      if (changed && bounced) {
+        await this.suppressions.insert(db, scope, { email: email.toEmail, reason: 'HARD_BOUNCE', source: 'smtp', detail: error });
+      }
+      return changed;
+    };
+    await this.outcomes.withEvent(scope, write, event);
+    this.metrics.count(bounced ? 'bounced' : 'failed');
     this.completeCampaign(email);
   }
 
@@ -185,7 +239,7 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
    */
   private async notClaimed(job: Job<MailEmailDeliverPayload>, scope: ProjectScope): Promise<DeliveryOutcome> {
     const state = await this.emails.state(this.dataSource, scope, job.data.emailId);
-    if (!state || state.status === 'SENT' || state.status === 'FAILED' || state.status === 'CANCELLED') {
+    if (!state || !['QUEUED', 'SENDING'].includes(state.status)) {
       return { status: 'SKIPPED', reason: state ? `already ${state.status}` : 'no such email' };
     }
     const until = Math.max(state.claimedUntil?.getTime() ?? 0, Date.now()) + 250 + Math.floor(Math.random() * 250);
@@ -194,19 +248,48 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
   }
 
   /**
-   * SMTP 5xx: refused for good, FAILED now. Anything else (4xx, connection trouble) is worth
-   * retrying: the row goes back to QUEUED and the thrown error makes BullMQ retry with backoff;
-   * on the last attempt the row is FAILED instead.
+   * What a refused or failed hand-off means (decisions.md "Deliverability"):
+   * - relay throttling (421, 454, "rate exceeded"): not a bounce, not a failure. The row goes back
+   *   untouched, every worker pauses (RelayThrottle) and this job waits for the pause to end;
+   * - SMTP 5xx: refused for good, FAILED now, the address suppressed (markFailed);
+   * - SMTP 4xx: a soft bounce, retried after the next MAIL_SOFT_BOUNCE_DELAYS_MS delay (the job
+   *   waits, delayed); after the last one, FAILED. Never suppresses;
+   * - anything else (connection trouble): the row goes back to QUEUED and the thrown error makes
+   *   BullMQ retry with backoff; on the last attempt the row is FAILED instead.
    */
   private async onSendError(job: Job<MailEmailDeliverPayload>, scope: ProjectScope, email: ClaimedEmail, err: unknown): Promise<never> {
     const message = describeError(err);
+    if (isThrottling(err)) {
+      await this.emails.releaseUntouched(this.dataSource, scope, { email });
+      this.metrics.count('throttled');
+      return this.waitForRelay(job, await this.throttle.throttled(message));
+    }
+    if (isPermanentFailure(err)) {
+      await this.markFailed(scope, email, message, true);
+      throw new UnrecoverableError(message);
+    }
+    const code = (err as { responseCode?: unknown }).responseCode;
+    if (typeof code === 'number' && code >= 400) return this.onSoftBounce(job, scope, email, message);
     const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    if (isPermanentFailure(err) || lastAttempt) {
-      await this.markFailed(scope, email, message, isPermanentFailure(err));
+    if (lastAttempt) {
+      await this.markFailed(scope, email, message, false);
       throw new UnrecoverableError(message);
     }
     await this.emails.release(this.dataSource, scope, { email, error: message });
     throw err instanceof Error ? err : new Error(message);
+  }
+
+  private async onSoftBounce(job: Job<MailEmailDeliverPayload>, scope: ProjectScope, email: ClaimedEmail, message: string): Promise<never> {
+    const delays = this.config.deliverability.softBounceDelaysMs;
+    if (email.softBounces >= delays.length) {
+      await this.markFailed(scope, email, `${message} (still refused after ${delays.length} retries)`, false);
+      throw new UnrecoverableError(message);
+    }
+    const released = await this.emails.releaseSoftBounce(this.dataSource, scope, { email, error: message });
+    if (released === null) throw new UnrecoverableError(`claim of ${email.id} lost during a soft bounce`);
+    this.logger.log({ emailId: email.id, softBounces: released, retryInMs: delays[email.softBounces] }, 'soft bounce: retrying later');
+    await job.moveToDelayed(Date.now() + delays[email.softBounces], job.token);
+    throw new DelayedError();
   }
 
   /**

@@ -4,6 +4,7 @@ import { query, queryOne, queryPrepared, type Db } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import { DkimKeyCipher } from '../domains/dkim-key-cipher.js';
+import type { ReportedEmail } from './email-outcome-events.js';
 
 export interface EmailAttachment {
   filename: string;
@@ -37,6 +38,10 @@ export interface ClaimedEmail {
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;
   /** The contact's current `subscribed`; null when the email has no (remaining) contact. */
   contactSubscribed: boolean | null;
+  /** The reason the recipient is on the project's suppression list (read by the claim), or null. */
+  suppressedReason: string | null;
+  /** Temporary refusals (SMTP 4xx) before this claim: the position in MAIL_SOFT_BOUNCE_DELAYS_MS. */
+  softBounces: number;
 }
 
 export interface EmailAddress {
@@ -119,19 +124,22 @@ const CLAIM = `
      WHERE id = $1 AND project_id = $2
        AND (status = 'QUEUED' OR (status = 'SENDING' AND claimed_until < now()))
     RETURNING id, project_id, send_request_id, contact_id, campaign_id, workflow_id, type, to_email, to_name, from_email, from_name, reply_to,
-              subject, html, headers, attempts
+              subject, html, headers, attempts, soft_bounces
   )
   SELECT c.id, c.project_id AS "projectId", c.contact_id AS "contactId", c.campaign_id AS "campaignId", c.workflow_id AS "workflowId",
          c.type, c.to_email AS "toEmail",
          c.to_name AS "toName", c.from_email AS "fromEmail", c.from_name AS "fromName", c.reply_to AS "replyTo",
-         c.subject, c.html, c.headers, c.attempts, COALESCE(r.attachments, '[]'::jsonb) AS attachments,
+         c.subject, c.html, c.headers, c.attempts, c.soft_bounces AS "softBounces", COALESCE(r.attachments, '[]'::jsonb) AS attachments,
          d.domain AS "dkimDomain", d.dkim_selector AS "dkimSelector", d.dkim_private_key AS "dkimPrivateKey",
-         ct.subscribed AS "contactSubscribed"
+         ct.subscribed AS "contactSubscribed", sup.reason AS "suppressedReason"
     FROM claimed c
     LEFT JOIN domains d
       ON d.project_id = c.project_id AND d.domain = lower(substring(c.from_email FROM '@([^@]+)$')) AND d.status = 'VERIFIED'
     LEFT JOIN send_requests r ON r.id = c.send_request_id AND r.project_id = c.project_id
-    LEFT JOIN contacts ct ON ct.id = c.contact_id AND ct.project_id = c.project_id`;
+    LEFT JOIN contacts ct ON ct.id = c.contact_id AND ct.project_id = c.project_id
+    LEFT JOIN LATERAL (
+      SELECT s.reason FROM suppressions s WHERE s.project_id = c.project_id AND lower(s.email) = lower(c.to_email) LIMIT 1
+    ) sup ON true`;
 
 type ClaimRow = Omit<ClaimedEmail, 'dkim'> & { dkimDomain: string | null; dkimSelector: string | null; dkimPrivateKey: string | null };
 
@@ -452,6 +460,88 @@ export class EmailDeliveryRepository {
                          bounced_at = CASE WHEN $5::boolean THEN now() END
         WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4 RETURNING 1`,
       [input.email.id, scope.projectId, input.error.slice(0, 1000), input.email.attempts, input.bounced ?? false],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * The recipient is suppressed: the email ends SUPPRESSED, never sent. Fenced like markFailed. True
+   * when this call recorded it.
+   */
+  async markSuppressed(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; reason: string }): Promise<boolean> {
+    const rows = await queryPrepared(
+      db,
+      `UPDATE emails SET status = 'SUPPRESSED', failed_at = now(), error = $3, claimed_until = NULL, updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4 RETURNING 1`,
+      [input.email.id, scope.projectId, `recipient suppressed (${input.reason})`, input.email.attempts],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Back to QUEUED as if never claimed (relay throttling, or a pause found before the hand-off): the
+   * claim's attempt is given back and the last error kept, so a long throttle never uses up the email's
+   * attempts.
+   */
+  async releaseUntouched(db: Db, scope: ProjectScope, input: { email: ClaimedEmail }): Promise<void> {
+    await queryPrepared(
+      db,
+      `UPDATE emails SET status = 'QUEUED', claimed_until = NULL, attempts = attempts - 1, updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $3`,
+      [input.email.id, scope.projectId, input.email.attempts],
+    );
+  }
+
+  /**
+   * A temporary refusal (SMTP 4xx): back to QUEUED with the reason, one more soft bounce counted.
+   * Answers the soft bounces so far (null: the claim was lost, nothing changed).
+   */
+  async releaseSoftBounce(db: Db, scope: ProjectScope, input: { email: ClaimedEmail; error: string }): Promise<number | null> {
+    const [row] = await queryPrepared<{ soft_bounces: number }>(
+      db,
+      `UPDATE emails SET status = 'QUEUED', claimed_until = NULL, error = $3, soft_bounces = soft_bounces + 1, updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4 RETURNING soft_bounces`,
+      [input.email.id, scope.projectId, input.error.slice(0, 1000), input.email.attempts],
+    );
+    return row ? row.soft_bounces : null;
+  }
+
+  /**
+   * The email a bounce or complaint report names (its VERP token was verified: verp.ts). By id alone,
+   * across projects: the token is the only thing the report carries; every write after is scoped to
+   * the project read here.
+   */
+  async reported(db: Db, emailId: string): Promise<(ReportedEmail & { toEmail: string }) | null> {
+    const [row] = await queryPrepared<ReportedEmail & { toEmail: string }>(
+      db,
+      `SELECT id, project_id AS "projectId", contact_id AS "contactId", campaign_id AS "campaignId", to_email AS "toEmail"
+         FROM emails WHERE id = $1`,
+      [emailId],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * An asynchronous bounce (DSN): a SENT email becomes BOUNCED. Only the first report changes it
+   * (`status = 'SENT'`), so a report delivered twice is processed once. True when this call did.
+   */
+  async markBounced(db: Db, scope: ProjectScope, input: { emailId: string; error: string }): Promise<boolean> {
+    const rows = await queryPrepared(
+      db,
+      `UPDATE emails SET status = 'BOUNCED', bounced_at = now(), error = $3, updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND status = 'SENT' RETURNING 1`,
+      [input.emailId, scope.projectId, input.error.slice(0, 1000)],
+    );
+    return rows.length > 0;
+  }
+
+  /** A complaint (ARF) about the email: the first one is recorded (true), a repeat changes nothing. */
+  async markComplained(db: Db, scope: ProjectScope, input: { emailId: string }): Promise<boolean> {
+    const rows = await queryPrepared(
+      db,
+      `UPDATE emails SET complained_at = now(), updated_at = now()
+        WHERE id = $1 AND project_id = $2 AND complained_at IS NULL AND status IN ('SENT', 'BOUNCED') RETURNING 1`,
+      [input.emailId, scope.projectId],
     );
     return rows.length > 0;
   }

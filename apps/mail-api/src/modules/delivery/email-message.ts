@@ -21,6 +21,8 @@ const RESERVED_HEADERS = new Set([
   'dkim-signature',
   'list-unsubscribe',
   'list-unsubscribe-post',
+  'auto-submitted',
+  'precedence',
   'content-type',
   'content-transfer-encoding',
   'mime-version',
@@ -101,15 +103,21 @@ function customHeaders(headers: Record<string, string | number | boolean | null>
  * so a second delivery of the same email (the one window exactly-once cannot close: accepted by
  * SMTP, killed before SENT was committed) carries the same id and receivers can drop it as a duplicate.
  * `trackedHtml`: the HTML part with tracking links and pixel (marketing email); the plain-text part
- * keeps the original links.
+ * keeps the original links. Every email carries `Auto-Submitted: auto-generated`, marketing email (a
+ * campaign's, a workflow's) also `Precedence: bulk`. `returnPath`: the VERP envelope sender (verp.ts);
+ * null keeps the from address.
  */
 export function buildMessage(
   email: ClaimedEmail,
   unsubscribeUrl: string | null,
   unsignedReason: string | null = null,
   trackedHtml: string | null = null,
+  returnPath: string | null = null,
 ): SendMailOptions {
   const headers = customHeaders(email.headers);
+  // RFC 3834: no automatic replies (vacation notices) to generated mail; bulk mail says so too.
+  headers['Auto-Submitted'] = 'auto-generated';
+  if (email.type === 'MARKETING' || email.campaignId || email.workflowId) headers.Precedence = 'bulk';
   if (!email.dkim && unsignedReason) headers[UNSIGNED_HEADER] = unsignedReason;
   if (unsubscribeUrl) {
     headers['List-Unsubscribe'] = `<${unsubscribeUrl}>`;
@@ -131,5 +139,7 @@ export function buildMessage(
       ...(a.contentType ? { contentType: a.contentType } : {}),
     })),
     ...(email.dkim ? { dkim: signingOptions(email.dkim) } : {}),
+    // VERP: bounces and complaints come back to an address naming this email (verp.ts).
+    ...(returnPath ? { envelope: { from: returnPath, to: email.toEmail } } : {}),
   };
 }

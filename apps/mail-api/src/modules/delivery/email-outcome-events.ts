@@ -30,7 +30,29 @@ export function bouncedEvent(email: ClaimedEmail, error: string): OutcomeEvent |
   return { projectId: email.projectId, event: { contactId: email.contactId, name: EMAIL_EVENT.bounced, data } };
 }
 
-function eventData(email: ClaimedEmail): Record<string, string> {
+/** The `email.suppressed` event of an email to a contact whose address is on the suppression list. */
+export function suppressedEvent(email: ClaimedEmail, reason: string): OutcomeEvent | null {
+  if (!email.contactId) return null;
+  const data = { ...eventData(email), reason };
+  return { projectId: email.projectId, event: { contactId: email.contactId, name: EMAIL_EVENT.suppressed, data } };
+}
+
+/** An email a bounce or complaint report names: what its events need. */
+export interface ReportedEmail {
+  id: string;
+  projectId: string;
+  contactId: string | null;
+  campaignId: string | null;
+}
+
+/** `email.bounced` (an asynchronous DSN) or `email.complained` (an ARF report) of a reported email. */
+export function reportEvent(email: ReportedEmail, name: 'bounced' | 'complained', detail: string): OutcomeEvent | null {
+  if (!email.contactId) return null;
+  const data = { ...eventData(email), ...(name === 'bounced' ? { error: detail.slice(0, 500) } : { feedbackType: detail.slice(0, 100) }) };
+  return { projectId: email.projectId, event: { contactId: email.contactId, name: EMAIL_EVENT[name], data } };
+}
+
+function eventData(email: Pick<ClaimedEmail, 'id' | 'campaignId'>): Record<string, string> {
   return { emailId: email.id, ...(email.campaignId ? { campaignId: email.campaignId } : {}) };
 }
 

@@ -10,6 +10,8 @@ export const EMAIL_EVENT = {
   opened: 'email.opened',
   clicked: 'email.clicked',
   bounced: 'email.bounced',
+  suppressed: 'email.suppressed',
+  complained: 'email.complained',
 } as const;
 
 export type EmailEventName = (typeof EMAIL_EVENT)[keyof typeof EMAIL_EVENT];

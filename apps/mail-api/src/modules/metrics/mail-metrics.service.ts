@@ -1,14 +1,14 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { MetricsRegistry } from '@app/service-kit';
-import { MetricsRepository, type CampaignStatusCountRow, type SendingCampaignRow, type StatusCountRow } from './metrics.repository.js';
+import { MetricsRepository, type StatusCountRow } from './metrics.repository.js';
 
 /** Counts are reused for this long: scrapes every few seconds, from several Prometheus servers, cost one read. */
 export const MAIL_METRICS_CACHE_MS = 15_000;
 const STATEMENT_TIMEOUT_MS = 5_000;
-/** Always reported (0 when none), so an alert on a status has a series before the first such row. */
-const EMAIL_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'FAILED', 'CANCELLED'];
+/** Always reported after a successful read (0 when none), so a backlog alert has a series before the first such row. */
+const EMAIL_STATUSES = ['QUEUED', 'SENDING'];
 const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELLED'];
 
 /** Counts by status with every known status present. */
@@ -21,23 +21,30 @@ function withKnownStatuses(rows: StatusCountRow[], known: string[]): Map<string,
 interface MailSnapshot {
   emails: StatusCountRow[];
   campaigns: StatusCountRow[];
-  sending: SendingCampaignRow[];
-  campaignEmails: CampaignStatusCountRow[];
-  campaignRecipients: CampaignStatusCountRow[];
+  /** The SENDING campaigns together: audience size, recipients by planning status, emails by delivery status. */
+  sendingAudience: number;
+  campaignEmails: StatusCountRow[];
+  campaignRecipients: StatusCountRow[];
 }
 
-const EMPTY: MailSnapshot = { emails: [], campaigns: [], sending: [], campaignEmails: [], campaignRecipients: [] };
+const EMPTY: MailSnapshot = { emails: [], campaigns: [], sendingAudience: 0, campaignEmails: [], campaignRecipients: [] };
+
+/** A gauge's collect(): the series of a successful read, none at all when the read failed. */
+type Fill = (gauge: Gauge, snapshot: MailSnapshot) => void;
 
 /**
  * The mail-api's own gauges on `GET /metrics`, read from Postgres when Prometheus scrapes (cached for
- * 15 s): emails by status, campaigns by status, and the progress of each SENDING campaign (audience
- * size, recipients by planning status, emails by delivery status). A failed read is logged and
+ * 15 s): emails by status, campaigns by status, and the progress of the SENDING campaigns together
+ * (audience size, recipients by planning status, emails by delivery status). No label carries a
+ * project or campaign id (decisions.md "Operator contract": per-customer ids leak and multiply series).
+ * Emails are counted for the backlog only (QUEUED, SENDING; an index-backed read). A failed read is logged and
  * leaves the gauges empty for that scrape; it never fails `/metrics`.
  */
 @Injectable()
 export class MailMetricsService implements OnModuleInit {
   private readonly logger = new Logger(MailMetricsService.name);
-  private cached: { at: number; snapshot: Promise<MailSnapshot> } | null = null;
+  private cached: { at: number; snapshot: Promise<MailSnapshot | null> } | null = null;
+  private readErrors: Counter | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -46,72 +53,64 @@ export class MailMetricsService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const snapshot = () => this.snapshot();
     const registers = [this.metrics.registry];
-    new Gauge({
-      name: 'mail_emails',
-      help: 'Emails by delivery status (all projects)',
-      labelNames: ['status'],
-      registers,
-      async collect() {
-        const { emails } = await snapshot();
-        this.reset();
-        for (const [status, count] of withKnownStatuses(emails, EMAIL_STATUSES)) this.set({ status }, count);
-      },
+    const gauge = (name: string, help: string, labelNames: string[], fill: Fill) => {
+      const snapshot = () => this.snapshot();
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          const read = await snapshot();
+          this.reset();
+          if (read) fill(this, read);
+        },
+      });
+    };
+    gauge('mail_emails', 'Unfinished emails (QUEUED, SENDING) by status, all projects', ['status'], (g, { emails }) => {
+      for (const [status, count] of withKnownStatuses(emails, EMAIL_STATUSES)) g.set({ status }, count);
     });
-    new Gauge({
-      name: 'mail_campaigns',
-      help: 'Campaigns by status (all projects)',
-      labelNames: ['status'],
-      registers,
-      async collect() {
-        const { campaigns } = await snapshot();
-        this.reset();
-        for (const [status, count] of withKnownStatuses(campaigns, CAMPAIGN_STATUSES)) this.set({ status }, count);
-      },
+    gauge('mail_campaigns', 'Campaigns by status (all projects)', ['status'], (g, { campaigns }) => {
+      for (const [status, count] of withKnownStatuses(campaigns, CAMPAIGN_STATUSES)) g.set({ status }, count);
     });
-    new Gauge({
-      name: 'mail_campaign_total_recipients',
-      help: 'Audience size of each SENDING campaign',
-      labelNames: ['campaign_id'],
-      registers,
-      async collect() {
-        const { sending } = await snapshot();
-        this.reset();
-        for (const row of sending) this.set({ campaign_id: row.campaign_id }, row.total_recipients);
-      },
+    // Labelled with the campaigns' status: prom-client always prints a label-less gauge (as 0), which
+    // would report an audience of 0 when the read failed.
+    gauge('mail_campaign_total_recipients', 'Audience size of the SENDING campaigns together', ['status'], (g, { sendingAudience }) => {
+      g.set({ status: 'SENDING' }, sendingAudience);
     });
-    new Gauge({
-      name: 'mail_campaign_recipients',
-      help: 'Recipients of each SENDING campaign by planning status (PENDING, QUEUED, SKIPPED)',
-      labelNames: ['campaign_id', 'status'],
-      registers,
-      async collect() {
-        const { campaignRecipients } = await snapshot();
-        this.reset();
-        for (const row of campaignRecipients) this.set({ campaign_id: row.campaign_id, status: row.status }, row.count);
+    gauge(
+      'mail_campaign_recipients',
+      'Recipients of the SENDING campaigns together by planning status (PENDING, QUEUED, SKIPPED)',
+      ['status'],
+      (g, { campaignRecipients }) => {
+        for (const row of campaignRecipients) g.set({ status: row.status }, row.count);
       },
+    );
+    gauge('mail_campaign_emails', 'Emails of the SENDING campaigns together by delivery status', ['status'], (g, { campaignEmails }) => {
+      for (const row of campaignEmails) g.set({ status: row.status }, row.count);
     });
-    new Gauge({
-      name: 'mail_campaign_emails',
-      help: 'Emails of each SENDING campaign by delivery status',
-      labelNames: ['campaign_id', 'status'],
+    const pending = () => this.cached?.snapshot;
+    this.readErrors = new Counter({
+      name: 'mail_metrics_read_errors_total',
+      help: 'Reads of the mail gauges from Postgres that failed (their series were absent from that scrape)',
       registers,
+      // Registered after the gauges, whose collect() start this scrape's read first: waits for it,
+      // so a failure is counted in the same scrape that lacks the series.
       async collect() {
-        const { campaignEmails } = await snapshot();
-        this.reset();
-        for (const row of campaignEmails) this.set({ campaign_id: row.campaign_id, status: row.status }, row.count);
+        await pending();
       },
     });
   }
 
   /** The counts of the last 15 s, or a new read (one at a time, shared by every gauge of a scrape). */
-  snapshot(): Promise<MailSnapshot> {
+  snapshot(): Promise<MailSnapshot | null> {
     if (this.cached && Date.now() - this.cached.at < MAIL_METRICS_CACHE_MS) return this.cached.snapshot;
     const snapshot = this.read().catch((err: unknown) => {
       this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'mail metrics unavailable');
+      this.readErrors?.inc();
       this.cached = null;
-      return EMPTY;
+      return null;
     });
     this.cached = { at: Date.now(), snapshot };
     return snapshot;
@@ -121,14 +120,13 @@ export class MailMetricsService implements OnModuleInit {
     // One read-only transaction: one pooled connection, a bounded statement time, consistent counts.
     return this.dataSource.transaction('REPEATABLE READ', async (tx) => {
       await this.repository.limitStatementTime(tx, STATEMENT_TIMEOUT_MS);
-      const emails = await this.repository.emailsByStatus(tx);
+      const emails = await this.repository.unfinishedEmailsByStatus(tx);
       if (!(await this.repository.hasCampaignTables(tx))) return { ...EMPTY, emails };
       const campaigns = await this.repository.campaignsByStatus(tx);
-      const sending = await this.repository.sendingCampaigns(tx);
-      const ids = sending.map((row) => row.campaign_id);
-      const campaignEmails = await this.repository.campaignEmailsByStatus(tx, ids);
-      const campaignRecipients = await this.repository.campaignRecipientsByStatus(tx, ids);
-      return { emails, campaigns, sending, campaignEmails, campaignRecipients };
+      const sendingAudience = await this.repository.sendingAudience(tx);
+      const campaignEmails = await this.repository.sendingCampaignEmailsByStatus(tx);
+      const campaignRecipients = await this.repository.sendingCampaignRecipientsByStatus(tx);
+      return { emails, campaigns, sendingAudience, campaignEmails, campaignRecipients };
     });
   }
 }

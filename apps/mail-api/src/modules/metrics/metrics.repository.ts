@@ -1,28 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { execute, query, queryOne, type Db } from '@app/service-kit';
 
-/** Campaigns whose progress is reported (newest first): a bound on the label values. */
-export const MAX_REPORTED_CAMPAIGNS = 50;
-
 export interface StatusCountRow {
   status: string;
   count: number;
 }
 
-export interface CampaignStatusCountRow {
-  campaign_id: string;
-  status: string;
-  count: number;
-}
-
-export interface SendingCampaignRow {
-  campaign_id: string;
-  total_recipients: number;
-}
-
 /**
  * Deployment-wide counts for `GET /metrics` (reads only; every table here has its own writer). They
- * span all projects on purpose: an operator's view, never returned to an API client. Campaign tables
+ * span all projects on purpose: an operator's view, never returned to an API client, and never split
+ * by project or campaign (no per-customer id is a label value: decisions.md "Operator contract"). Campaign tables
  * are read only when they exist (`to_regclass`), so the metrics work on any schema version.
  */
 @Injectable()
@@ -32,8 +19,16 @@ export class MetricsRepository {
     await execute(db, `SELECT set_config('statement_timeout', $1, true)`, [String(milliseconds)]);
   }
 
-  async emailsByStatus(db: Db): Promise<StatusCountRow[]> {
-    return query<StatusCountRow>(db, `SELECT status, count(*)::int AS count FROM emails GROUP BY status`);
+  /**
+   * The backlog: emails QUEUED or SENDING, read through the partial index `emails_unfinished_idx`
+   * (only unfinished rows are in it), never a scan of the whole table. Finished emails are counted
+   * by the delivery counters (`mail_emails_sent_total{outcome}`), not here.
+   */
+  async unfinishedEmailsByStatus(db: Db): Promise<StatusCountRow[]> {
+    return query<StatusCountRow>(
+      db,
+      `SELECT status, count(*)::int AS count FROM emails WHERE status IN ('QUEUED', 'SENDING') GROUP BY status`,
+    );
   }
 
   async hasCampaignTables(db: Db): Promise<boolean> {
@@ -48,34 +43,30 @@ export class MetricsRepository {
     return query<StatusCountRow>(db, `SELECT status, count(*)::int AS count FROM campaigns GROUP BY status`);
   }
 
-  /** The SENDING campaigns (newest first, at most MAX_REPORTED_CAMPAIGNS) and their audience sizes. */
-  async sendingCampaigns(db: Db): Promise<SendingCampaignRow[]> {
-    return query<SendingCampaignRow>(
+  /** Audience size of every SENDING campaign together (one number: no campaign id is ever a label value). */
+  async sendingAudience(db: Db): Promise<number> {
+    const row = await queryOne<{ total: number }>(
       db,
-      `SELECT id AS campaign_id, total_recipients FROM campaigns WHERE status = 'SENDING' ORDER BY id DESC LIMIT $1`,
-      [MAX_REPORTED_CAMPAIGNS],
+      `SELECT coalesce(sum(total_recipients), 0)::bigint::float8 AS total FROM campaigns WHERE status = 'SENDING'`,
+    );
+    return row?.total ?? 0;
+  }
+
+  /** Emails of the SENDING campaigns by delivery status (the unique (campaign, contact) index serves it). */
+  async sendingCampaignEmailsByStatus(db: Db): Promise<StatusCountRow[]> {
+    return query<StatusCountRow>(
+      db,
+      `SELECT status, count(*)::int AS count FROM emails
+        WHERE campaign_id IN (SELECT id FROM campaigns WHERE status = 'SENDING') GROUP BY status`,
     );
   }
 
-  /** Emails of the given campaigns by status (the unique (campaign, contact) index serves it). */
-  async campaignEmailsByStatus(db: Db, campaignIds: string[]): Promise<CampaignStatusCountRow[]> {
-    if (campaignIds.length === 0) return [];
-    return query<CampaignStatusCountRow>(
+  /** The audience snapshots of the SENDING campaigns by recipient status (PENDING, QUEUED, SKIPPED). */
+  async sendingCampaignRecipientsByStatus(db: Db): Promise<StatusCountRow[]> {
+    return query<StatusCountRow>(
       db,
-      `SELECT campaign_id, status, count(*)::int AS count FROM emails
-        WHERE campaign_id = ANY($1::uuid[]) GROUP BY campaign_id, status`,
-      [campaignIds],
-    );
-  }
-
-  /** The audience snapshot of the given campaigns by recipient status (PENDING, QUEUED, SKIPPED). */
-  async campaignRecipientsByStatus(db: Db, campaignIds: string[]): Promise<CampaignStatusCountRow[]> {
-    if (campaignIds.length === 0) return [];
-    return query<CampaignStatusCountRow>(
-      db,
-      `SELECT campaign_id, status, count(*)::int AS count FROM campaign_recipients
-        WHERE campaign_id = ANY($1::uuid[]) GROUP BY campaign_id, status`,
-      [campaignIds],
+      `SELECT status, count(*)::int AS count FROM campaign_recipients
+        WHERE campaign_id IN (SELECT id FROM campaigns WHERE status = 'SENDING') GROUP BY status`,
     );
   }
 }

@@ -28,6 +28,6 @@ import { SessionLookupRepository } from './session-lookup.repository.js';
     RateLimiterService,
     AuthGuard,
   ],
-  exports: [AccessCacheService, AclResolverService, RateLimiterService],
+  exports: [AccessAuthenticator, AccessTokenVerifier, AccessCacheService, AclResolverService, RateLimiterService],
 })
 export class AuthCoreModule {}

@@ -24,9 +24,17 @@ export class SseStream extends Readable {
     this.write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
   }
 
-  /** `data: <json>`: JSON escapes line breaks, so the frame is one line. */
-  data(value: unknown): void {
-    this.write(`data: ${JSON.stringify(value)}\n\n`);
+  /**
+   * `data: <json>`: JSON escapes line breaks, so the frame is one line. With `id`, an `id:` line first
+   * (what the browser sends back as `Last-Event-ID` when it reconnects; ids are `<digits>-<digits>`).
+   */
+  data(value: unknown, id?: string): void {
+    this.write(`${id ? `id: ${id}\n` : ''}data: ${JSON.stringify(value)}\n\n`);
+  }
+
+  /** A named event (`event: <name>`), which an EventSource dispatches to `addEventListener(name)`. */
+  event(name: string, value: unknown, id?: string): void {
+    this.write(`event: ${name}\n${id ? `id: ${id}\n` : ''}data: ${JSON.stringify(value)}\n\n`);
   }
 
   onClose(callback: () => void): void {

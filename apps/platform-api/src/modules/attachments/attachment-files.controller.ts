@@ -1,28 +1,21 @@
-import { Controller, Get, Headers, Param, Query, UseGuards } from '@nestjs/common';
+import { Get, Headers, Param, Query } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
-  ApiForbiddenResponse,
   ApiInternalServerErrorResponse,
-  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiProduces,
   ApiResponse,
-  ApiTags,
-  ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { CurrentAuth, Public } from '../../core/auth/auth.decorators.js';
+import { CurrentAuth } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ErrorDto } from '../../core/http/common.dto.js';
 import { AttachmentFilesService } from './attachment-files.service.js';
 import { AttachmentIdParams, FileQuery } from './attachments.dto.js';
 import { toWebResponse } from './file-response.js';
-import { OptionalAuthGuard } from './optional-auth.guard.js';
+import { ApiServedAttachmentResponses, AttachmentServingController } from './attachment-serving.decorators.js';
 
-@ApiTags('attachments')
-@Public()
-@UseGuards(OptionalAuthGuard)
-@Controller('attachments/file')
+@AttachmentServingController('attachments/file')
 export class AttachmentFilesController {
   constructor(private readonly files: AttachmentFilesService) {}
 
@@ -41,12 +34,9 @@ export class AttachmentFilesController {
   })
   @ApiOkResponse({ description: 'The file.', schema: { type: 'string', format: 'binary' } })
   @ApiResponse({ status: 206, description: 'The requested range.' })
-  @ApiResponse({ status: 304, description: 'Not modified (If-None-Match).' })
   @ApiResponse({ status: 416, type: ErrorDto, description: 'Range not satisfiable.' })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Missing or invalid id.' })
-  @ApiUnauthorizedResponse({ type: ErrorDto, description: 'Authentication needed (private partition).' })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing attachments.view (private partition).' })
-  @ApiNotFoundResponse({ type: ErrorDto, description: 'attachment not found' })
+  @ApiServedAttachmentResponses()
   @ApiInternalServerErrorResponse({ type: ErrorDto, description: 'Partition misconfigured or stored bytes missing.' })
   async file(
     @CurrentAuth() auth: AuthContext | null,

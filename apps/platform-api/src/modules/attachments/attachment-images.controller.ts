@@ -1,29 +1,21 @@
-import { Controller, Get, Headers, Param, Query, UseGuards } from '@nestjs/common';
+import { Get, Headers, Param, Query } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
-  ApiForbiddenResponse,
   ApiInternalServerErrorResponse,
-  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiProduces,
-  ApiResponse,
-  ApiTags,
   ApiTooManyRequestsResponse,
-  ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { ClientIp, CurrentAuth, Public } from '../../core/auth/auth.decorators.js';
+import { ClientIp, CurrentAuth } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { ErrorDto } from '../../core/http/common.dto.js';
 import { AttachmentImagesService } from './attachment-images.service.js';
 import { ImageParams, ImageQuery } from './attachments.dto.js';
 import { toWebResponse } from './file-response.js';
-import { OptionalAuthGuard } from './optional-auth.guard.js';
+import { ApiServedAttachmentResponses, AttachmentServingController } from './attachment-serving.decorators.js';
 
-@ApiTags('attachments')
-@Public()
-@UseGuards(OptionalAuthGuard)
-@Controller('attachments/image')
+@AttachmentServingController('attachments/image')
 export class AttachmentImagesController {
   constructor(private readonly images: AttachmentImagesService) {}
 
@@ -44,11 +36,8 @@ export class AttachmentImagesController {
       '(400). Access as `GET /attachments/file/{id}`.',
   })
   @ApiOkResponse({ description: 'The image.', schema: { type: 'string', format: 'binary' } })
-  @ApiResponse({ status: 304, description: 'Not modified (If-None-Match).' })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid id or parameters, not an image, or too many pixels.' })
-  @ApiUnauthorizedResponse({ type: ErrorDto, description: 'Authentication needed (private partition).' })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing attachments.view (private partition).' })
-  @ApiNotFoundResponse({ type: ErrorDto, description: 'attachment not found' })
+  @ApiServedAttachmentResponses()
   @ApiTooManyRequestsResponse({ type: ErrorDto, description: 'Too many renders without a session from this address (Retry-After).' })
   @ApiInternalServerErrorResponse({ type: ErrorDto, description: 'Partition misconfigured or render failed.' })
   async image(

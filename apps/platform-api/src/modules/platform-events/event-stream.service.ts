@@ -3,7 +3,8 @@ import { ErrorCode } from '@app/contracts';
 import { DomainError } from '@app/service-kit';
 import { AccessCacheService, type RevocationNotice } from '../../core/auth/access-cache.service.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { EventBus } from '../../core/events/event-bus.service.js';
+import { EventBus, type BusEvent } from '../../core/events/event-bus.service.js';
+import { journalIdAfter, type JournalReplay } from '../../core/events/event-journal.js';
 import type { PlatformEvent } from '../../core/events/platform-event.js';
 import { SseStream } from '../../core/events/sse-stream.js';
 import { DeclaredEventsService } from './declared-events.service.js';
@@ -19,6 +20,11 @@ const SHUTDOWN_DRAIN_MS = 2000;
  * `data: {"id", "payload", "timestamp", "organizationId"}` frame per `clientBroadcast` event of the
  * caller's tenant (events naming a recipient only to that user), from any instance. When the client
  * goes, its listener and heartbeat timer go with it.
+ *
+ * Every journaled event carries an `id:`; a client reconnecting with `Last-Event-ID` (the header an
+ * EventSource sends, or `?lastEventId=`) first gets the events it missed, in order, then the live ones,
+ * each once. A gap the journal no longer covers (older than 5 minutes, more than 1,000 events of the
+ * tenant since, or an unknown id) gets one `event: reset` instead, and the client reloads its state.
  *
  * A stream lives only as long as the session that opened it: when the session ends (logout, password
  * change or reset, user deletion, tenant deactivation) on any instance, the stream ends. At most
@@ -47,7 +53,7 @@ export class EventStreamService implements BeforeApplicationShutdown, OnModuleIn
     this.stopListening?.();
   }
 
-  async open(auth: AuthContext): Promise<StreamableFile> {
+  async open(auth: AuthContext, lastEventId?: string): Promise<StreamableFile> {
     // Subscribed to the other instances before `: connected`, so no event after it is missed.
     await this.bus.ready();
     // Counted and reserved with no await in between, so concurrent opens cannot pass the cap together.
@@ -56,12 +62,22 @@ export class EventStreamService implements BeforeApplicationShutdown, OnModuleIn
     }
     const stream = new SseStream();
     stream.comment('connected');
+    // Live events wait while the journal is read, then only those after the replayed ones go out.
+    let held: BusEvent[] | null = lastEventId ? [] : null;
+    let lastSent = lastEventId ?? '';
+    const send = (event: BusEvent) => {
+      if (!this.visibleTo(event, auth)) return;
+      if (event.journalId) {
+        if (lastSent && !journalIdAfter(event.journalId, lastSent)) return;
+        lastSent = event.journalId;
+      }
+      stream.data(
+        { id: event.id, payload: event.payload, timestamp: event.timestamp, organizationId: event.organizationId },
+        event.journalId,
+      );
+    };
     const subscription = this.bus.stream().subscribe({
-      next: (event) => {
-        if (this.visibleTo(event, auth)) {
-          stream.data({ id: event.id, payload: event.payload, timestamp: event.timestamp, organizationId: event.organizationId });
-        }
-      },
+      next: (event) => (held ? held.push(event) : send(event)),
       complete: () => stream.finish(),
     });
     const heartbeat = setInterval(() => stream.comment('heartbeat'), this.heartbeatIntervalMs);
@@ -76,7 +92,26 @@ export class EventStreamService implements BeforeApplicationShutdown, OnModuleIn
       if (left > 0) this.perUser.set(auth.userId, left);
       else this.perUser.delete(auth.userId);
     });
+    if (lastEventId) {
+      const replay = await this.replay(auth.tenantId, lastEventId);
+      if (replay.kind === 'reset') {
+        stream.event('reset', {}, replay.latestId ?? undefined);
+        lastSent = replay.latestId ?? '';
+      } else replay.events.forEach(send);
+      const live = held ?? [];
+      held = null;
+      live.forEach(send);
+    }
     return stream.toResponse();
+  }
+
+  private async replay(tenantId: string, lastEventId: string): Promise<JournalReplay> {
+    try {
+      return await this.bus.journal.since(tenantId, lastEventId);
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'could not read the event journal; the stream starts with a reset');
+      return { kind: 'reset', latestId: null };
+    }
   }
 
   /** Open streams of this instance. */

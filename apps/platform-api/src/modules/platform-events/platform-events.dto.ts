@@ -17,6 +17,18 @@ export class ListEventsQuery {
   excludeTriggerExcluded?: boolean;
 }
 
+export class StreamEventsQuery {
+  @ApiPropertyOptional({
+    maxLength: 64,
+    example: '1764230400000-0',
+    description: 'As the Last-Event-ID header, for clients that cannot set it.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  lastEventId?: string;
+}
+
 export class DeclaredEventDto {
   @ApiProperty({ example: 'auth.login.success' }) id: string;
   @ApiProperty() label: string;

@@ -5,7 +5,7 @@ import { DomainError } from '@app/service-kit';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../../config/platform-config.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { scopeOf } from '../../../core/scope/tenant-scope.js';
-import type { MutationPreview, MutationTool } from '../agents/agent-definition.js';
+import type { AgentDefinition, MutationPreview, MutationTool } from '../agents/agent-definition.js';
 import { AgentRegistry } from '../agents/agent-registry.js';
 import { PendingActionEvents } from './pending-action-events.js';
 import { serializePendingAction, type SerializedPendingAction } from './pending-action-serializer.js';
@@ -67,6 +67,32 @@ export class PendingActionsService {
    * `AI_PENDING_ACTION_TTL_SECONDS`) and emits `ai.action.created`. The same proposal (user, agent,
    * tool, input and session) while the first is still pending answers that action, its preview refreshed.
    */
+  /**
+   * The one way a mutation tool call becomes a pending action (chat, /tools/execute and the MCP server):
+   * the tool previews the change with the caller's access, and the action is stored; the tool never runs.
+   */
+  async propose(
+    auth: AuthContext,
+    input: {
+      agent: AgentDefinition;
+      tool: MutationTool<unknown, unknown>;
+      input: unknown;
+      sessionId: string | null;
+      attachmentIds?: string[];
+    },
+  ): Promise<{ action: SerializedPendingAction; preview: MutationPreview }> {
+    const preview = await input.tool.preview({ auth }, input.input);
+    const action = await this.createFromTool(auth, {
+      agentId: input.agent.id,
+      toolName: input.tool.name,
+      input: input.input,
+      preview,
+      sessionId: input.sessionId,
+      attachmentIds: input.attachmentIds,
+    });
+    return { action, preview };
+  }
+
   async createFromTool(auth: AuthContext, input: CreatePendingActionInput): Promise<SerializedPendingAction> {
     const agent = this.registry.get(input.agentId);
     if (!agent) throw DomainError.notFound('agent not found');

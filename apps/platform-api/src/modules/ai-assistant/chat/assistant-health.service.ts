@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { AiProviderRegistry } from '../providers/ai-provider-registry.js';
-import { McpToolsService } from '../tools/mcp-tools.service.js';
+import { ToolsService } from '../tools/tools.service.js';
 
 /** How long a provider probe's answer is reused (health is polled; providers are not). */
 const PROBE_TTL_MS = 30_000;
@@ -30,7 +30,7 @@ export class AssistantHealthService {
 
   constructor(
     private readonly providers: AiProviderRegistry,
-    private readonly mcp: McpToolsService,
+    private readonly mcp: ToolsService,
   ) {}
 
   async health(auth: AuthContext): Promise<AssistantHealth> {

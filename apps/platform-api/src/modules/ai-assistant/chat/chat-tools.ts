@@ -3,6 +3,7 @@ import { type Schema, tool, type ToolSet, type UIMessageStreamWriter, zodSchema 
 import { DomainError } from '@app/service-kit';
 import type { PendingActionsService } from '../actions/pending-actions.service.js';
 import { type AgentTool, modelToolName, type MutationTool, type ReadTool } from '../agents/agent-definition.js';
+import { allowedTools } from '../tools/tool-gate.js';
 import { ToolExecutionError } from './ai-error-messages.js';
 import type { PreparedRun } from './agent-run.service.js';
 
@@ -54,17 +55,13 @@ function toolFailure(err: unknown, toolName: string): Error {
 }
 
 /**
- * The tools the run offers: ToolCatalogService's rule (the caller holds the tool's features; no
- * mutation tool while the tenant's policy is read-only), applied with the policy the run has already
- * read, then narrowed by the loop override's active tools. None when the turn may call no tool.
+ * The tools the run offers: the tool gate (`allowedTools`) with the policy the run has already read,
+ * narrowed by the loop override's active tools. None when the turn may call no tool.
  */
 export function usableTools(run: PreparedRun): AgentTool[] {
   const active = run.limits.activeTools;
   if (run.limits.maxToolCalls === 0) return [];
-  return run.agent.tools.filter(
-    (t) =>
-      run.auth.can(...t.requiredFeatures) && !(t.kind === 'mutation' && run.policy === 'read-only') && (!active || active.includes(t.name)),
-  );
+  return allowedTools(run.agent, run.auth, run.policy).filter((t) => !active || active.includes(t.name));
 }
 
 /**
@@ -106,12 +103,10 @@ function mutationExecutor(
   deps: { writer: UIMessageStreamWriter; actions: PendingActionsService },
 ) {
   return async (input: unknown): Promise<PendingConfirmation> => {
-    const preview = await mutation.preview({ auth: run.auth }, input);
-    const action = await deps.actions.createFromTool(run.auth, {
-      agentId: run.agent.id,
-      toolName: mutation.name,
+    const { action, preview } = await deps.actions.propose(run.auth, {
+      agent: run.agent,
+      tool: mutation,
       input,
-      preview,
       sessionId: run.sessionId,
       attachmentIds: run.attachmentIds,
     });

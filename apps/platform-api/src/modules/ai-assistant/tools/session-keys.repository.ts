@@ -55,6 +55,24 @@ export class SessionKeysRepository {
     return row ? toRow(row) : null;
   }
 
+  /**
+   * The live key with this hash, whoever made it: authentication by the key alone (the MCP server),
+   * before any scope is known. The key's user must still exist and its tenant be active.
+   */
+  async findLiveForAuthentication(db: Db, tokenHash: string): Promise<(SessionKeyRow & { tenantId: string }) | null> {
+    const row = await queryOne<SessionKeyDbRow & { tenant_id: string }>(
+      db,
+      `SELECT k.id, k.user_id, k.organization_id, k.tenant_id,
+              to_char(k.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires_at
+         FROM ai_session_keys k
+         JOIN tenants t ON t.id = k.tenant_id AND t.is_active
+         JOIN users u ON u.id = k.user_id AND u.tenant_id = k.tenant_id AND u.deleted_at IS NULL
+        WHERE k.token_hash = $1 AND k.expires_at > now()`,
+      [tokenHash],
+    );
+    return row ? { ...toRow(row), tenantId: row.tenant_id } : null;
+  }
+
   /** The scope user's keys expired more than a day ago (each new key sweeps its owner's). */
   async deleteExpiredOfUser(db: Db, scope: TenantScope): Promise<number> {
     return execute(db, `DELETE FROM ai_session_keys WHERE tenant_id = $1 AND user_id = $2 AND expires_at < now() - interval '1 day'`, [

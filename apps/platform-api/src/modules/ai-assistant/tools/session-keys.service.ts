@@ -40,6 +40,21 @@ export class SessionKeysService {
     return { sessionToken, expiresAt: key.expiresAt };
   }
 
+  /** Whether a bearer token is shaped like a session key (else it may be a JWT). */
+  static isSessionKey(token: string): boolean {
+    return token.startsWith(TOKEN_PREFIX);
+  }
+
+  /**
+   * Who a session key belongs to, for a caller known by nothing else (MCP clients): null when the key
+   * is malformed, unknown, expired, or its user or tenant is gone. A database failure is 503.
+   */
+  async owner(token: string): Promise<{ userId: string; tenantId: string; organizationId: string | null; sessionId: string } | null> {
+    if (!TOKEN_FORMAT.test(token)) return null;
+    const key = await duringAuthentication(() => this.repository.findLiveForAuthentication(this.dataSource, hashOf(token)));
+    return key && { userId: key.userId, tenantId: key.tenantId, organizationId: key.organizationId, sessionId: key.id };
+  }
+
   /**
    * The session id of a token the caller made and that still lives. Anything else (malformed, expired,
    * another user's or tenant's) is the same 401 `invalid_session_token`; a database failure is 503.

@@ -5,6 +5,7 @@ import { scopeOf } from '../../../core/scope/tenant-scope.js';
 import { type AgentDefinition, type AgentTool, modelToolName } from '../agents/agent-definition.js';
 import { AgentRegistry } from '../agents/agent-registry.js';
 import { MutationPolicyService } from '../policy/mutation-policy.service.js';
+import { allowedTools } from './tool-gate.js';
 
 /** A tool the caller may use, with the agent it is used through and its name as models see it. */
 export interface CatalogEntry {
@@ -14,10 +15,8 @@ export interface CatalogEntry {
 }
 
 /**
- * The tools a caller may use: those of the agents whose required features it holds, whose own
- * required features it holds too, minus the mutation tools of an agent that is read-only in the
- * tenant. A tool declared by several agents is offered once, through the first of them (or the one
- * named).
+ * The tools a caller may use: `allowedTools` of each agent whose required features it holds. A tool
+ * declared by several agents is offered once, through the first of them (or the one named).
  */
 @Injectable()
 export class ToolCatalogService {
@@ -32,14 +31,13 @@ export class ToolCatalogService {
       .filter((agent) => (options.agentId ? agent.id === options.agentId : true) && auth.can(...agent.requiredFeatures));
     const entries = new Map<string, CatalogEntry>();
     for (const agent of agents) {
-      const tools = agent.tools.filter((tool) => auth.can(...tool.requiredFeatures));
-      if (tools.length === 0) continue;
-      const readOnly =
-        tools.some((tool) => tool.kind === 'mutation') && (await this.policies.effective(scopeOf(auth), agent.id)) === 'read-only';
-      for (const tool of tools) {
+      // The policy is only read when it could hide something.
+      const policy = agent.tools.some((tool) => tool.kind === 'mutation')
+        ? await this.policies.effective(scopeOf(auth), agent.id)
+        : 'confirm-required';
+      for (const tool of allowedTools(agent, auth, policy)) {
         const modelName = modelToolName(tool.name);
-        if (entries.has(modelName) || (readOnly && tool.kind === 'mutation')) continue;
-        entries.set(modelName, { agent, tool, modelName });
+        if (!entries.has(modelName)) entries.set(modelName, { agent, tool, modelName });
       }
     }
     return [...entries.values()];

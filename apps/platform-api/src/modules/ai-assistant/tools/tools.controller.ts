@@ -14,7 +14,7 @@ import { BodyLimit } from '@app/service-kit';
 import { CurrentAuth, RequireFeatures } from '../../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { ErrorDto } from '../../../core/http/common.dto.js';
-import { McpToolsService } from './mcp-tools.service.js';
+import { ToolsService } from './tools.service.js';
 import { ExecuteToolDto, ExecuteToolResultDto, McpToolListDto, SessionTokenQuery } from './tools.dto.js';
 
 /** The AI tools over MCP (/ai_assistant/tools). */
@@ -24,7 +24,7 @@ import { ExecuteToolDto, ExecuteToolResultDto, McpToolListDto, SessionTokenQuery
 @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing ai_assistant.view, or the tool is not available to you.' })
 @Controller('ai_assistant/tools')
 export class ToolsController {
-  constructor(private readonly tools: McpToolsService) {}
+  constructor(private readonly tools: ToolsService) {}
 
   @Get()
   @RequireFeatures('ai_assistant.view')

@@ -1,0 +1,70 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Body, Controller, Delete, Get, Header, Headers, Post, Req, Res } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiForbiddenResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { BodyLimit, DomainError, Public } from '@app/service-kit';
+import { ErrorDto } from '../../../core/http/common.dto.js';
+import { McpServerService } from './mcp-server.service.js';
+
+/** 405: no server-initiated stream (GET) and no session to end (DELETE) on a stateless server. */
+const notAllowed = () => new DomainError('method_not_allowed', 'this MCP server is stateless: POST only', { status: 405 });
+
+/**
+ * POST /ai_assistant/mcp (MCP Streamable HTTP). The request and response go to the SDK's transport as
+ * node's own http objects (the same under any Nest adapter); authentication is the service's, because
+ * MCP clients send a session key, which the route guard does not know.
+ */
+@ApiTags('ai_assistant')
+@ApiBearerAuth()
+@Controller('ai_assistant/mcp')
+export class McpController {
+  constructor(private readonly mcp: McpServerService) {}
+
+  @Post()
+  @Public()
+  @BodyLimit('64kb')
+  @ApiOperation({
+    summary: 'MCP server (Streamable HTTP, stateless, JSON responses)',
+    description:
+      'A Model Context Protocol endpoint for external AI clients. `Authorization: Bearer <session key>` (POST ' +
+      '/ai_assistant/session-key) or a JWT; needs ai_assistant.view. `tools/list` answers your tools (as GET ' +
+      '/ai_assistant/tools); `tools/call` runs a read tool (its result as JSON text) and turns a mutation tool into a ' +
+      'pending action (`{pendingActionId}`), which never runs until you confirm it.',
+  })
+  @ApiBody({ schema: { type: 'object', description: 'A JSON-RPC 2.0 message or batch.' } })
+  @ApiOkResponse({ description: 'The JSON-RPC response (202 with no body for notifications).' })
+  @ApiUnauthorizedResponse({ type: ErrorDto, description: 'No, or no live, session key or token.' })
+  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing ai_assistant.view.' })
+  async post(
+    @Headers('authorization') authorization: string | undefined,
+    @Req() req: IncomingMessage,
+    @Res() res: ServerResponse,
+    @Body() body: unknown,
+  ): Promise<void> {
+    const caller = await this.mcp.caller(authorization);
+    await this.mcp.handle(caller, req, res, body);
+  }
+
+  @Get()
+  @Public()
+  @Header('Allow', 'POST')
+  @ApiOperation({ summary: 'Not offered (stateless server): 405' })
+  get(): never {
+    throw notAllowed();
+  }
+
+  @Delete()
+  @Public()
+  @Header('Allow', 'POST')
+  @ApiOperation({ summary: 'Not offered (stateless server): 405' })
+  remove(): never {
+    throw notAllowed();
+  }
+}
