@@ -11,10 +11,12 @@
 //                  pipeline in the same run (goal >= 0.85);
 //   engagement     bench/campaign/engagement.mjs: stats, /links and the `campaign.<id> notOpened` segment count of a
 //                  campaign of 100,000 recipients with 300,000 opens and clicks (targets < 200, < 200, < 500 ms p50).
+//   suppression    bench/campaign/suppression.mjs: campaign throughput with 100,000 suppressed addresses against none
+//                  (same run, goal >= 0.95x) and the CSV import of 1,000,000 rows (goal < 30 s, API RSS < 300 MB).
 // Each part prints its figures with `met` or `MISSED` and writes its own bench/results/*.json; this script
 // collects them into bench/results/campaign.json and exits 1 when a part failed to run.
 //
-// Knobs: BENCH_CAMPAIGN_PARTS (default planning,segment-count,delivery,engagement), and each part's own (see them).
+// Knobs: BENCH_CAMPAIGN_PARTS (default planning,segment-count,delivery,engagement,suppression), and each part's own (see them).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -25,6 +27,7 @@ const PARTS = {
   'segment-count': { script: 'bench/campaign/segment-count.mjs', results: 'bench/results/segment-count.json' },
   delivery: { script: 'bench/campaign/delivery.mjs', results: 'bench/results/campaign-delivery.json' },
   engagement: { script: 'bench/campaign/engagement.mjs', results: 'bench/results/campaign-engagement.json' },
+  suppression: { script: 'bench/campaign/suppression.mjs', results: 'bench/results/campaign-suppression.json' },
 };
 const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'results', 'campaign.json');
 

@@ -5,12 +5,15 @@
 // or socket error), p50/p99 and requests/s per service, and the APIs' RSS sampled every 5 s. Exits 1
 // on any error. `npm run soak` is the same for 10 minutes and also fails when an API's memory keeps
 // growing (RSS of the last minute over the second minute's by more than SOAK_MAX_GROWTH, 15%).
+// Writes bench/results/load.json (soak: soak.json) through bench/lib/results.mjs (commit, machine, load
+// average, settings), pass or fail: docs quote only these files.
 import autocannon from 'autocannon';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
 import { APPS, describeExit, entryPoint, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
+import { sqlQuery } from '../scripts/lib/databases.mjs';
 import { freePort, httpOk, sleep, waitUntil } from '../scripts/lib/probes.mjs';
+import { writeBenchResult } from './lib/results.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 60);
@@ -25,20 +28,10 @@ function rssMb(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-async function sql(url, text, params = []) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
 async function recreate(url) {
   const name = new URL(url).pathname.slice(1);
   const admin = withDatabase(url, 'postgres');
-  await sql(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await sqlQuery(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   databases.push({ admin, name });
 }
 
@@ -112,7 +105,7 @@ async function platformWorkload(urls, credentials) {
 
 async function mailWorkload(urls, env, credentials) {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  await sql(
+  await sqlQuery(
     env.MAIL_DATABASE_URL,
     `INSERT INTO domains (project_id, domain, status, verification_token, dkim_selector, dkim_private_key, dkim_public_key, verified_at)
      SELECT id, 'load.example.com', 'VERIFIED', 'load', 'load', $1, $2, now() FROM projects ON CONFLICT DO NOTHING`,
@@ -209,6 +202,7 @@ async function main() {
   }
   console.table(rows);
   for (const line of firstFailures) console.log(`failure: ${line}`);
+  const memory = {};
   for (const app of ['platform', 'mail']) {
     const s = samples[app];
     const perMinute = 60 / 5;
@@ -220,11 +214,22 @@ async function main() {
       `${app}-api RSS MB: start ${s[0]?.toFixed(0)}, max ${Math.max(...s).toFixed(0)}, end ${s.at(-1)?.toFixed(0)}` +
         (SOAK ? `; last minute vs second minute ${(growth * 100).toFixed(1)}% (limit ${(MAX_GROWTH * 100).toFixed(0)}%)` : ''),
     );
+    memory[app] = {
+      rssMbStart: Math.round(s[0] ?? 0),
+      rssMbMax: Math.round(Math.max(0, ...s)),
+      rssMbEnd: Math.round(s.at(-1) ?? 0),
+      ...(SOAK ? { growthPercent: Number((growth * 100).toFixed(1)) } : {}),
+    };
     if (SOAK && growth > MAX_GROWTH) {
       console.log(`MISSED: ${app}-api memory grew over the soak`);
       failed = true;
     }
   }
+  writeBenchResult(
+    new URL(`./results/${SOAK ? 'soak' : 'load'}.json`, import.meta.url).pathname,
+    { passed: !failed, services: rows, memory, firstFailures },
+    { clients: CLIENTS, seconds: SECONDS, soak: SOAK, ...(SOAK ? { maxGrowth: MAX_GROWTH } : {}) },
+  );
   if (failed) fail('errors or memory growth under load (above)');
   console.log('met: 0 errors under load');
 }
@@ -232,5 +237,5 @@ async function main() {
 await runBenchScript('load', main, async () => {
   await stopProcesses(children);
   await sleep(200);
-  for (const { admin, name } of databases) await sql(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+  for (const { admin, name } of databases) await sqlQuery(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
 });

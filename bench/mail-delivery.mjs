@@ -26,14 +26,14 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
+import { deleteRedisKeys, dropDatabase, withSqlClient } from '../scripts/lib/databases.mjs';
 import { redactUrl, redisPing, sleep, tcpAccepts } from '../scripts/lib/probes.mjs';
 import { cpuAccountingAvailable, cpuPerRequest, cpuSnapshot } from './lib/cpu-accounting.mjs';
 import { formatSummary, profiledEnv, summarizeProfile, takeProfile } from './lib/cpu-profile-summary.mjs';
 import { writeBenchResult } from './lib/results.mjs';
-import { fail, withPgClient, runBenchScript } from './lib/run-script.mjs';
+import { fail, runBenchScript } from './lib/run-script.mjs';
 
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const EMAILS = Number(process.env.BENCH_DELIVERY_EMAILS ?? 5000);
@@ -62,7 +62,7 @@ const children = [];
 let sink;
 let accountingRedis;
 
-const withClient = (url, fn) => withPgClient(pg, url, fn);
+const withClient = withSqlClient;
 
 /** The sink: accepts everything, records the receive time of each message, parses nothing. */
 async function startSink() {
@@ -99,7 +99,7 @@ async function startSink() {
 
 /** Fresh database (migrated by the app's own command), a project and a VERIFIED domain with a DKIM key. */
 async function prepareDatabase() {
-  await withClient(withDatabase(databaseUrl, 'postgres'), (c) => c.query('DROP DATABASE IF EXISTS mail_bench_delivery WITH (FORCE)'));
+  await dropDatabase(databaseUrl);
   const migrate = spawnNode('mail-migrate', entryPoint('mail', 'migrate'), {
     ...process.env,
     MAIL_DATABASE_URL: databaseUrl,
@@ -390,7 +390,7 @@ async function main() {
   const pgUrl = new URL(baseUrl);
   if (!(await tcpAccepts(pgUrl.hostname, Number(pgUrl.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(pgUrl)}`);
   await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
-  await deleteBenchKeys();
+  await deleteRedisKeys(redisUrl, QUEUE_PREFIX);
   accountingRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   sink = await startSink();
   const { projectId, privateKey } = await prepareDatabase();
@@ -463,30 +463,16 @@ async function main() {
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
 }
 
-async function deleteBenchKeys() {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = nextCursor;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
 let cleaning;
 function cleanup() {
   cleaning ??= (async () => {
     await stopProcesses(children, 10_000);
     accountingRedis?.disconnect();
     await sink?.close();
-    await withClient(withDatabase(databaseUrl, 'postgres'), (c) =>
-      c.query('DROP DATABASE IF EXISTS mail_bench_delivery WITH (FORCE)'),
-    ).catch((err) => console.error(`could not drop mail_bench_delivery: ${err.message}`));
-    await deleteBenchKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
+    await dropDatabase(databaseUrl).catch((err) => console.error(`could not drop mail_bench_delivery: ${err.message}`));
+    await deleteRedisKeys(redisUrl, QUEUE_PREFIX).catch((err) =>
+      console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`),
+    );
   })();
   return cleaning;
 }

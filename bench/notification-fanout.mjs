@@ -8,7 +8,6 @@
 // summary; writes bench/results/fanout-latest.json.
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import {
   APPS,
@@ -20,6 +19,7 @@ import {
   stopProcesses,
   withDatabase,
 } from '../scripts/lib/apps.mjs';
+import { deleteRedisKeys, dropDatabase } from '../scripts/lib/databases.mjs';
 import { freePort, httpOk, redactUrl, redisPing, sleep, waitUntil } from '../scripts/lib/probes.mjs';
 import { formatSummary, profiledEnv, summarizeProfile, takeProfile } from './lib/cpu-profile-summary.mjs';
 import { writeBenchResult } from './lib/results.mjs';
@@ -45,18 +45,6 @@ function positiveInt(name, fallback) {
   if (!Number.isInteger(value) || value < 1) fail(`${name} must be a positive integer (got "${process.env[name]}")`);
   return value;
 }
-
-async function adminQuery(sql) {
-  const client = new pg.Client({ connectionString: withDatabase(databaseUrl, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-const databaseName = () => new URL(databaseUrl).pathname.slice(1);
 
 async function startPlatform(env) {
   const migrate = spawnNode('platform-migrate', entryPoint('platform', 'migrate'), env);
@@ -155,20 +143,6 @@ async function timePlainInsert(db, seeded) {
   return ms;
 }
 
-async function deleteRedisKeys() {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 500);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
 async function main() {
   const missing = missingEntryPoints(['platform'], ['api', 'worker', 'migrate']);
   if (missing.length) fail(`Not built: ${missing.join(', ')} (run npm run build)`);
@@ -176,7 +150,7 @@ async function main() {
   databaseUrl = withDatabase(process.env[databaseVar] ?? `postgres://postgres@127.0.0.1:5432/${database}`, `${database}_fanout_bench`);
   redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
-  await adminQuery(`DROP DATABASE IF EXISTS "${databaseName()}" WITH (FORCE)`);
+  await dropDatabase(databaseUrl);
 
   const admin = { email: 'fanout-bench@example.com', password: randomBytes(18).toString('base64url') };
   const env = {
@@ -250,10 +224,11 @@ function cleanup() {
   cleaning ??= (async () => {
     await stopProcesses(children, 10_000);
     if (databaseUrl)
-      await adminQuery(`DROP DATABASE IF EXISTS "${databaseName()}" WITH (FORCE)`).catch((err) =>
-        console.error(`could not drop ${redactUrl(databaseUrl)}: ${err.message}`),
+      await dropDatabase(databaseUrl).catch((err) => console.error(`could not drop ${redactUrl(databaseUrl)}: ${err.message}`));
+    if (redisUrl)
+      await deleteRedisKeys(redisUrl, QUEUE_PREFIX).catch((err) =>
+        console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`),
       );
-    if (redisUrl) await deleteRedisKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
   })();
   return cleaning;
 }

@@ -19,6 +19,7 @@ import {
   stopProcesses,
   withDatabase,
 } from '../scripts/lib/apps.mjs';
+import { deleteRedisKeys, dropDatabase } from '../scripts/lib/databases.mjs';
 import { freePort, httpOk, redactUrl, redisPing, sleep, tcpAccepts, waitUntil } from '../scripts/lib/probes.mjs';
 import { cpuAccountingAvailable, cpuPerRequest, cpuSnapshot, processCpuUs } from './lib/cpu-accounting.mjs';
 import { formatSummary, profiledEnv, summarizeProfile, takeProfile } from './lib/cpu-profile-summary.mjs';
@@ -334,16 +335,6 @@ async function startPlainExpress() {
   const url = `http://127.0.0.1:${port}`;
   if (!(await waitUntil(() => httpOk(`${url}/healthz`), 10_000, 100))) fail('the plain Express baseline did not start');
   return url;
-}
-
-async function dropDatabase(url) {
-  const client = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(new URL(url).pathname.slice(1))} WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
 }
 
 function makeContext(urls, credentials) {
@@ -707,23 +698,12 @@ function cleanup() {
     for (const url of benchDatabases)
       await dropDatabase(url).catch((err) => console.error(`could not drop ${redactUrl(url)}: ${err.message}`));
     accountingRedis?.disconnect();
-    if (redisUrl) await deleteBenchKeys().catch((err) => console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`));
+    if (redisUrl)
+      await deleteRedisKeys(redisUrl, QUEUE_PREFIX).catch((err) =>
+        console.error(`could not delete Redis keys ${QUEUE_PREFIX}:*: ${err.message}`),
+      );
   })();
   return cleaning;
-}
-
-async function deleteBenchKeys() {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:*`, 'COUNT', 500);
-      if (keys.length) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
 }
 
 async function main() {

@@ -8,11 +8,15 @@
 //      a misspelt or misplaced field (`livenessprobe`, `replicaz`) is an error, not silently ignored.
 // No kustomize or kubectl binary is needed: the kustomizations are rendered by the small renderer
 // below, which supports what k8s/ uses (resources, namespace, labels, images, patches: strategic
-// merge files and JSON 6902 with a target) and refuses any other kustomization field.
+// merge files and JSON 6902 with a target) and refuses any other kustomization field. When kubectl
+// is on the PATH, every target is also rendered with `kubectl kustomize` and must equal ours.
+// Custom resources of operators the overlays use (Prometheus Operator, External Secrets, KEDA) have
+// no schema in kubernetes-models: they are checked for their required fields only (CUSTOM_KINDS).
 //
 // Usage: node scripts/validate-k8s.mjs [--json <file>] [--print <base|dev|...>]
 //   --json   also writes the rendered objects ({targets: {base: [...], dev: [...]}, templates: [...]})
 //   --print  writes the rendered YAML of one target to stdout (like `kubectl kustomize`) and exits
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,8 +27,16 @@ const REPO = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const K8S = path.join(REPO, 'k8s');
 /** Objects applied by hand (not part of any kustomization), validated as they are. */
 const TEMPLATES = ['k8s/base/secrets.template.yaml'];
-const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'namespace', 'labels', 'resources', 'images', 'patches']);
+const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'namespace', 'labels', 'resources', 'components', 'images', 'patches']);
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'PersistentVolume', 'StorageClass', 'PriorityClass']);
+
+/** Custom resources the overlays use: `apiVersion kind` -> the spec fields each must have. */
+const CUSTOM_KINDS = {
+  'monitoring.coreos.com/v1 PodMonitor': ['selector', 'podMetricsEndpoints'],
+  'monitoring.coreos.com/v1 PrometheusRule': ['groups'],
+  'external-secrets.io/v1beta1 ExternalSecret': ['secretStoreRef', 'target'],
+  'keda.sh/v1alpha1 ScaledObject': ['scaleTargetRef', 'triggers'],
+};
 
 class ManifestError extends Error {}
 
@@ -51,6 +63,20 @@ function render(dir) {
     const target = path.resolve(dir, entry);
     if (!existsSync(target)) throw new ManifestError(`${where}: resource ${entry} does not exist`);
     objects.push(...(statSync(target).isDirectory() ? render(target) : readYamlDocuments(target)));
+  }
+  // Components (kind: Component) add their resources and patch what the kustomization has so far.
+  for (const entry of kustomization.components ?? []) {
+    const componentDir = path.resolve(dir, entry);
+    const [component] = readYamlDocuments(path.join(componentDir, 'kustomization.yaml'));
+    const componentWhere = path.relative(REPO, path.join(componentDir, 'kustomization.yaml'));
+    if (component.kind !== 'Component') throw new ManifestError(`${componentWhere}: kind must be Component`);
+    for (const field of Object.keys(component)) {
+      if (!['apiVersion', 'kind', 'resources', 'patches'].includes(field)) {
+        throw new ManifestError(`${componentWhere}: field "${field}" is not supported by this renderer`);
+      }
+    }
+    for (const file of component.resources ?? []) objects.push(...readYamlDocuments(path.resolve(componentDir, file)));
+    for (const patch of component.patches ?? []) objects = applyPatch(objects, patch, componentDir, componentWhere);
   }
   for (const patch of kustomization.patches ?? []) objects = applyPatch(objects, patch, dir, where);
   for (const image of kustomization.images ?? []) setImages(objects, image);
@@ -105,7 +131,9 @@ function applyPatch(objects, patch, dir, where) {
     for (const doc of readYamlDocuments(path.resolve(dir, patch.path))) {
       const target = objects.find((o) => o.kind === doc.kind && o.metadata?.name === doc.metadata?.name);
       if (!target) throw new ManifestError(`${where}: patch ${patch.path} targets ${id(doc)}, which does not exist`);
-      Object.assign(target, strategicMerge(target, doc));
+      // `$patch: delete` at the top removes the object.
+      if (doc.$patch === 'delete') objects = objects.filter((o) => o !== target);
+      else Object.assign(target, strategicMerge(target, doc));
     }
     return objects;
   }
@@ -117,6 +145,15 @@ function applyPatch(objects, patch, dir, where) {
       (!patch.target.name || new RegExp(`^${patch.target.name}$`).test(o.metadata?.name)),
   );
   if (targets.length === 0) throw new ManifestError(`${where}: patch target ${JSON.stringify(patch.target)} matches nothing`);
+  // A strategic merge patch (an object) applied to every target; `$patch: delete` removes them.
+  if (!Array.isArray(operations)) {
+    if (operations.$patch === 'delete') return objects.filter((o) => !targets.includes(o));
+    for (const obj of targets) {
+      const rest = Object.fromEntries(Object.entries(operations).filter(([key]) => !['apiVersion', 'kind', 'metadata'].includes(key)));
+      Object.assign(obj, strategicMerge(obj, rest));
+    }
+    return objects;
+  }
   for (const obj of targets) for (const op of operations) applyJsonPatch(obj, op, where);
   return objects;
 }
@@ -169,9 +206,17 @@ function modelOf(obj) {
   return { module: `kubernetes-models/${group ? `${group}/` : ''}${version}/${obj.kind}`, type: `I${obj.kind}` };
 }
 
+const customKind = (obj) => CUSTOM_KINDS[`${obj.apiVersion} ${obj.kind}`];
+
 async function validateSchemas(objects, label) {
   const problems = [];
   for (const obj of objects) {
+    const required = customKind(obj);
+    if (required) {
+      if (typeof obj.metadata?.name !== 'string') problems.push(`${label} ${id(obj)}: no metadata.name`);
+      for (const field of required) if (obj.spec?.[field] === undefined) problems.push(`${label} ${id(obj)}: no spec.${field}`);
+      continue;
+    }
     const model = modelOf(obj);
     if (!model) {
       problems.push(`${label} ${id(obj)}: no apiVersion/kind`);
@@ -201,7 +246,7 @@ function validateStrict(entries) {
   const owners = [];
   entries.forEach(({ obj, label }, i) => {
     const model = modelOf(obj);
-    if (!model) return;
+    if (!model || customKind(obj)) return;
     if (!imports.has(model.module)) imports.set(model.module, { alias: `T${imports.size}`, type: model.type });
     owners.push({ line: lines.length + 1, what: `${label} ${id(obj)}` });
     lines.push(`export const o${i}: ${imports.get(model.module).alias} = ${JSON.stringify(obj)};`);
@@ -242,6 +287,44 @@ async function renderAll() {
   return { targets, templates };
 }
 
+/** Objects in a comparable form: keys sorted, by kind and name. */
+function canonical(objects) {
+  const sort = (v) =>
+    Array.isArray(v)
+      ? v.map(sort)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sort(v[k])]),
+          )
+        : v;
+  return new Map(objects.map((o) => [`${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`, JSON.stringify(sort(o))]));
+}
+
+/** `kubectl kustomize` of each target when kubectl exists: differences from our renderer, or null without kubectl. */
+function compareWithKubectl(targets) {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  const problems = [];
+  for (const [label, objects] of Object.entries(targets)) {
+    const dir = label === 'base' ? path.join(K8S, 'base') : path.join(K8S, 'overlays', label);
+    const theirs = canonical(
+      YAML.parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }))
+        .map((d) => d.toJS())
+        .filter(Boolean),
+    );
+    const ours = canonical(objects);
+    for (const [key, text] of theirs)
+      if (ours.get(key) !== text) problems.push(`${label} ${key}: kubectl kustomize renders it differently`);
+    for (const key of ours.keys()) if (!theirs.has(key)) problems.push(`${label} ${key}: not rendered by kubectl kustomize`);
+  }
+  return problems;
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -261,6 +344,8 @@ async function main() {
   for (const [label, objects] of Object.entries(rendered.targets)) problems.push(...(await validateSchemas(objects, label)));
   problems.push(...(await validateSchemas(rendered.templates, 'template')));
   problems.push(...validateStrict(entries));
+  const kubectl = compareWithKubectl(rendered.targets);
+  if (kubectl) problems.push(...kubectl);
   const version = JSON.parse(readFileSync(path.join(REPO, 'node_modules/kubernetes-models/package.json'), 'utf8')).version;
   for (const [label, objects] of [...Object.entries(rendered.targets), ['template', rendered.templates]]) {
     const kinds = {};
@@ -278,6 +363,7 @@ async function main() {
     process.exit(1);
   }
   console.log(`all ${entries.length} objects valid (kubernetes-models ${version} schemas; strict: no unknown fields)`);
+  console.log(kubectl ? 'kubectl kustomize renders every target the same' : 'kubectl not found: not compared with kubectl kustomize');
 }
 
 main().catch((err) => {

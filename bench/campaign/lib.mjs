@@ -71,11 +71,12 @@ export function benchEnvironment(name) {
   }
 
   /** The API on a free port; resolves with the bootstrap project's id once /readyz answers. */
+  let apiPid = null;
   async function startApi(extra = {}) {
     const port = await freePort();
     apiUrl = `http://127.0.0.1:${port}`;
     const apiEnv = env({ MAIL_PORT: String(port), MAIL_PUBLIC_URL: apiUrl, ...extra });
-    await startHttpApp({
+    const api = await startHttpApp({
       label: `${name}-api`,
       script: entryPoint('mail', 'api'),
       env: apiEnv,
@@ -83,6 +84,7 @@ export function benchEnvironment(name) {
       readyPath: '/readyz',
       track: children,
     });
+    apiPid = api.child.pid;
     return withClient(databaseUrl, async (c) => (await c.query(`SELECT id FROM projects WHERE name = 'Default'`)).rows[0].id);
   }
 
@@ -179,6 +181,10 @@ export function benchEnvironment(name) {
     insertDomain,
     seedContacts,
     api,
+    /** The API process's pid (RSS sampling), once started. */
+    apiPid: () => apiPid,
+    /** The API's base URL and the bootstrap project's secret key, for requests `api` does not make (CSV bodies). */
+    apiBase: () => ({ url: apiUrl, secretKey: SECRET_KEY }),
     deleteQueueKeys,
     cleanup,
   };

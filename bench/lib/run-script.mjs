@@ -1,5 +1,3 @@
-import { withSqlClient } from '../../scripts/lib/databases.mjs';
-
 /**
  * Runs a benchmark's `main`, always followed by its `cleanup` (stop the servers, drop the databases),
  * also on Ctrl+C / SIGTERM; exits 1 on failure with one line for expected failures (`err.oneLine`).
@@ -24,9 +22,3 @@ export async function runBenchScript(label, main, cleanup) {
 }
 
 export { fail } from '../../scripts/lib/apps.mjs';
-
-/**
- * The older form of scripts/lib/databases.mjs `withSqlClient(url, fn)` (the pg module passed in), for
- * the benches not moved yet.
- */
-export const withPgClient = (_pg, url, fn) => withSqlClient(url, fn);

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
-import { WorkerRunner } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import type { MailCampaignLink } from '../src/modules/campaigns/campaign-links.dto.js';
 import type { MailCampaign, MailCampaignStats } from '../src/modules/campaigns/campaigns.dto.js';
 import { CAMPAIGN_QUEUE } from '../src/modules/campaigns/campaigns.queue.js';
@@ -79,8 +78,9 @@ describe('engagement analytics (real Postgres, Redis, SMTP sink)', () => {
     sink = await startSmtpSink();
     t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, MAIL_PUBLIC_URL: PUBLIC_URL, MAIL_MACHINE_WINDOW_S: '60' } });
     db = t.app.get(DataSource);
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot({ ...t.config, ratePerSecond: 200 }), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE, CAMPAIGN_QUEUE] });
+    worker = await startInProcessWorker(WorkerModule.forRoot({ ...t.config, ratePerSecond: 200 }), {
+      queues: [EMAIL_QUEUE, CAMPAIGN_QUEUE],
+    });
   });
   afterAll(async () => {
     await worker?.close();

@@ -1,10 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
-import { WorkerRunner } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import { loadMailConfig, type MailConfig } from '../src/config/mail-config.js';
 import type { MailCampaign, MailCampaignStats } from '../src/modules/campaigns/campaigns.dto.js';
 import { CAMPAIGN_QUEUE } from '../src/modules/campaigns/campaigns.queue.js';
@@ -50,10 +49,9 @@ describe('engagement tracking (real Postgres, Redis, SMTP sink)', () => {
   });
 
   async function startWorker(overrides: Partial<MailConfig> = {}): Promise<void> {
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot({ ...t.config, ratePerSecond: 200, ...overrides }), {
-      logger: false,
+    worker = await startInProcessWorker(WorkerModule.forRoot({ ...t.config, ratePerSecond: 200, ...overrides }), {
+      queues: [EMAIL_QUEUE, CAMPAIGN_QUEUE],
     });
-    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE, CAMPAIGN_QUEUE] });
   }
 
   interface Sent {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Controller, Get, Module, Param } from '@nestjs/common';
 import request from 'supertest';
 import { fuzzOperations, fuzzSettings, type FuzzResponse, type OpenApiDocument } from '@app/service-kit/testing';
 import { bearer, createProject } from './support/mail-api-helpers.js';
@@ -9,6 +10,27 @@ import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
  * 5xx, and every 4xx must be the documented envelope. Bounded here (fixed seed, few runs per
  * operation); `npm run fuzz` runs the same with FUZZ_RUNS raised.
  */
+
+/** Registered only in this test: a route that throws, to prove the fuzzer reports a 500. */
+@Controller('__fuzz-self-test')
+class ThrowingController {
+  @Get(':id') boom(@Param('id') id: string): never {
+    throw new Error(`self-test ${id.length}`);
+  }
+}
+@Module({ controllers: [ThrowingController] })
+class ThrowingModule {}
+
+const SELF_TEST_DOC = {
+  paths: {
+    '/__fuzz-self-test/{id}': {
+      get: {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { 200: { description: 'never' } },
+      },
+    },
+  },
+} as OpenApiDocument;
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -37,7 +59,7 @@ describe('fuzzing every mail-api operation from its OpenAPI document (issue #19)
 
   beforeAll(async () => {
     // A high rate limit: the fuzzer must reach the handlers, not the limiter.
-    t = await startMailApp({ env: { MAIL_RATE_LIMIT_PER_MINUTE: '1000000' } });
+    t = await startMailApp({ env: { MAIL_RATE_LIMIT_PER_MINUTE: '1000000' }, extraModules: [ThrowingModule] });
     doc = (await request(t.url).get('/openapi.json').expect(200)).body as OpenApiDocument;
     ({ secretKey } = await createProject(t, 'fuzz'));
     const auth = bearer(secretKey);
@@ -65,6 +87,21 @@ describe('fuzzing every mail-api operation from its OpenAPI document (issue #19)
     await t?.close();
   });
 
+  it('self-test: a route that throws is reported as a 500 finding (the fuzzer can fail)', async () => {
+    const result = await fuzzOperations({
+      baseUrl: t.url,
+      doc: SELF_TEST_DOC,
+      headers: () => bearer(secretKey),
+      knownIds,
+      errorShapeProblem: mailErrorShapeProblem,
+      numRuns: 3,
+      seed: 1,
+    });
+    expect(result.findings).toEqual([
+      expect.objectContaining({ operation: 'GET /__fuzz-self-test/{id}', problem: expect.stringMatching(/^answered 500/), seed: 1 }),
+    ]);
+  });
+
   it('answers no 5xx and only the documented error envelope', async () => {
     const { numRuns, seed } = fuzzSettings(8);
     const result = await fuzzOperations({
@@ -75,6 +112,7 @@ describe('fuzzing every mail-api operation from its OpenAPI document (issue #19)
       errorShapeProblem: mailErrorShapeProblem,
       numRuns,
       seed,
+      skip: (operation) => (operation.path.startsWith('/__fuzz-self-test') ? 'the self-test route (above)' : null),
     });
     expect(result.operations).toBeGreaterThanOrEqual(15);
     expect(result.findings).toEqual([]);

@@ -3,12 +3,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { simpleParser } from 'mailparser';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { type MailProjectCredentials } from '@app/contracts';
-import { listen, WorkerRunner } from '@app/service-kit';
+import { listen } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import type { MailConfig } from '../src/config/mail-config.js';
 import { createMailHttpApp } from '../src/http-setup.js';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
@@ -44,8 +44,7 @@ describe('unverified sender domains and the development outbox', () => {
   }
 
   async function startWorker(config: MailConfig): Promise<void> {
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE] });
+    worker = await startInProcessWorker(WorkerModule.forRoot(config), { queues: [EMAIL_QUEUE] });
   }
 
   describe('outbox transport, outside production', () => {

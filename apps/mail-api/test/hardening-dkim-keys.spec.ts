@@ -4,12 +4,11 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { dkimVerify } from 'mailauth';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
-import { WorkerRunner } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import { loadMailConfig } from '../src/config/mail-config.js';
 import { createMailHttpApp } from '../src/http-setup.js';
 import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
@@ -62,8 +61,7 @@ describe('DKIM private keys are encrypted at rest (issue #11, 15)', () => {
       .send({ to: 'reader@example.net', from, subject: 'Hi', body: '<p>Hi</p>' })
       .expect(200);
     const id = res.body.data.emails[0].email as string;
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE] });
+    worker = await startInProcessWorker(WorkerModule.forRoot(t.config), { queues: [EMAIL_QUEUE] });
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED']);
     expect({ status: row.status, error: row.error }).toEqual({ status: 'SENT', error: null });
     return sink.messagesFor([id])[0].raw;

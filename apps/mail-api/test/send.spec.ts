@@ -1,11 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { dkimVerify } from 'mailauth';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { type MailDomain, type MailProjectCredentials } from '@app/contracts';
-import { WorkerRunner } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import { SendJobs } from '../src/modules/send/send.jobs.js';
 import { WorkerModule } from '../src/worker.module.js';
@@ -53,8 +52,7 @@ describe('POST /v1/send', () => {
   });
 
   async function startWorker(): Promise<void> {
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE] });
+    worker = await startInProcessWorker(WorkerModule.forRoot(t.config), { queues: [EMAIL_QUEUE] });
   }
 
   const send = (body: object, headers: Record<string, string> = {}) => request(t.url).post('/v1/send').set(auth).set(headers).send(body);

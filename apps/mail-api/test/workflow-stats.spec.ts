@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
-import { WorkerRunner } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import type { MailWorkflowStats } from '../src/modules/workflows/workflow-stats.dto.js';
 import { WORKFLOW_QUEUE } from '../src/modules/workflows/workflows.queue.js';
@@ -44,8 +43,7 @@ describe('workflow stats (real Postgres, Redis, SMTP sink)', () => {
     project = await createProject(t, 'Workflow stats');
     key = project.secretKey;
     await insertVerifiedDomain(db, project.id, DOMAIN);
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [WORKFLOW_QUEUE, EMAIL_QUEUE] });
+    worker = await startInProcessWorker(WorkerModule.forRoot(t.config), { queues: [WORKFLOW_QUEUE, EMAIL_QUEUE] });
   });
   afterAll(async () => {
     await worker?.close();

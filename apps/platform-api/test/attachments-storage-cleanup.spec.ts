@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import sharp from 'sharp';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { QueueService, WorkerRunner } from '@app/service-kit';
-import { waitFor } from '@app/service-kit/testing';
+import { QueueService } from '@app/service-kit';
+import { startInProcessWorker, waitFor } from '@app/service-kit/testing';
 import { ImageResizer } from '../src/modules/attachments/image-resizer.js';
 import { ATTACHMENTS_QUEUE, AttachmentsQueue } from '../src/modules/attachments/attachments.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
@@ -70,8 +69,7 @@ describe.each(['local', 's3'] as StorageDriverName[])('removal of stored attachm
     f = Factories.of(t);
     admin = await f.loggedInUser(t, { isSuperAdmin: true });
     // The worker's modules, as worker.ts builds them, with the sweep scheduled every second.
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start();
+    worker = await startInProcessWorker(WorkerModule.forRoot(t.config));
     await worker.get(AttachmentsQueue).schedule({ everyMs: 1000 });
     png = await sharp({ create: { width: 16, height: 16, channels: 3, background: { r: 10, g: 120, b: 200 } } })
       .png()

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { listen, WorkerRunner } from '@app/service-kit';
+import { listen } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import { EventBus } from '../src/core/events/event-bus.service.js';
 import { createPlatformHttpApp } from '../src/http-setup.js';
 import { EventStreamService } from '../src/modules/platform-events/event-stream.service.js';
@@ -54,8 +54,7 @@ describe('events: GET /events/stream across instances', () => {
     a = await startPlatformApp();
     b = await createPlatformHttpApp(a.config);
     bUrl = await listen(b, 0, '127.0.0.1');
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(a.config), { logger: false });
-    await worker.get(WorkerRunner).start();
+    worker = await startInProcessWorker(WorkerModule.forRoot(a.config));
     f = Factories.of(a);
     tenant = await f.tenant();
     sender = (await f.loggedInUser(a, { features: ['notifications.create'] }, tenant)).auth;

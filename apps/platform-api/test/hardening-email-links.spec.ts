@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { QueueService, WorkerRunner } from '@app/service-kit';
+import { QueueService } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import { AccountEmailJob, AccountEmailQueue } from '../src/modules/account-email/account-email.queue.js';
 import { hashToken } from '../src/modules/auth/credentials.js';
 import { PasswordResetService } from '../src/modules/auth/password-reset.service.js';
@@ -53,8 +53,7 @@ describe('account email jobs carry no token or link', () => {
 
   const startWorker = async () => {
     if (worker) return;
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start();
+    worker = await startInProcessWorker(WorkerModule.forRoot(t.config));
   };
   const queue = () => t.app.get(QueueService).queue(AccountEmailQueue);
   const sendJobTo = (to: string) =>

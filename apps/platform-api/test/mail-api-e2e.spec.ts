@@ -5,16 +5,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
-import { WorkerRunner } from '@app/service-kit';
 import {
   createTestDatabase,
+  type NodeProcess,
+  startInProcessWorker,
   startNodeProcess,
+  type TestDatabase,
   uniqueQueuePrefix,
   waitFor,
-  type NodeProcess,
-  type TestDatabase,
 } from '@app/service-kit/testing';
 import { WorkerModule } from '../src/worker.module.js';
 import { Factories, login, testIp } from './support/factories.js';
@@ -91,8 +90,7 @@ describe('platform worker → real mail-api (zero-config outbox)', () => {
     await worker.ready;
 
     t = await startPlatformApp({ env: { PLATFORM_MAIL_API_URL: mailUrl, PLATFORM_MAIL_API_KEY: secretKey } });
-    platformWorker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await platformWorker.get(WorkerRunner).start();
+    platformWorker = await startInProcessWorker(WorkerModule.forRoot(t.config));
   }, 120_000);
 
   afterAll(async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { QueueService, WorkerRunner } from '@app/service-kit';
+import { QueueService } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import { AclResolverService } from '../src/core/auth/acl-resolver.service.js';
 import { grants, hasFeature } from '../src/core/auth/feature-match.js';
 import { AccountEmailQueue } from '../src/modules/account-email/account-email.queue.js';
@@ -28,8 +28,7 @@ describe('notifications: role and feature fan-out through the worker, and the em
   beforeAll(async () => {
     stub = await startMailApiStub();
     t = await startPlatformApp({ env: { PLATFORM_MAIL_API_URL: stub.url, PLATFORM_MAIL_API_KEY: MAIL_KEY } });
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start();
+    worker = await startInProcessWorker(WorkerModule.forRoot(t.config));
     f = Factories.of(t);
     ds = t.app.get(DataSource);
   });

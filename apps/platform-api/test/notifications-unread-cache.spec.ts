@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { QueueService, WorkerRunner } from '@app/service-kit';
+import { QueueService } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import { NotificationsQueue } from '../src/modules/notifications/notifications.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { processEnv, startApiProcess, type ApiProcess } from './support/app-process.js';
@@ -32,8 +32,7 @@ describe('notifications: the cached unread count', () => {
     ds = t.app.get(DataSource);
     tenant = await f.tenant();
     sender = (await f.loggedInUser(t, { features: ['notifications.create'] }, tenant)).auth;
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [NotificationsQueue] });
+    worker = await startInProcessWorker(WorkerModule.forRoot(t.config), { queues: [NotificationsQueue] });
     b = await startApiProcess('B', processEnv(t.config));
     await b.ready;
   }, 60_000);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -85,8 +85,12 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
   };
 
   it('renders the base and every overlay, every object valid against the Kubernetes schemas, unknown fields refused', () => {
-    expect(Object.keys(rendered.targets)).toEqual(['base', 'dev']);
+    expect(Object.keys(rendered.targets)).toEqual(['base', 'dev', 'production', 'production-keda']);
     expect(validation).toMatch(/^all \d+ objects valid \(kubernetes-models [\d.]+ schemas; strict: no unknown fields\)$/m);
+    // With kubectl on the machine, `kubectl kustomize` renders every target exactly as our renderer does.
+    expect(validation).toMatch(
+      /^(kubectl kustomize renders every target the same|kubectl not found: not compared with kubectl kustomize)$/m,
+    );
   });
 
   it('runs each API and worker with probes on /readyz and /healthz, requests and limits, and a restricted security context', () => {
@@ -160,9 +164,16 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
           const deployment = find(objects, 'Deployment', name);
           // The HPA owns the replica count: a re-apply must not reset it.
           expect({ name, replicas: deployment.spec.replicas }).toEqual({ name, replicas: undefined });
-          const hpa = find(objects, 'HorizontalPodAutoscaler', name);
-          expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
-          expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
+          // With the KEDA component the workers' ScaledObject replaces their CPU HPA (KEDA creates its own).
+          const scaled = objects.find((o) => o.kind === 'ScaledObject' && o.metadata.name === name);
+          if (scaled) {
+            expect(scaled.spec.scaleTargetRef).toEqual({ name });
+            expect(objects.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === name)).toBe(false);
+          } else {
+            const hpa = find(objects, 'HorizontalPodAutoscaler', name);
+            expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name });
+            expect(hpa.spec.minReplicas).toBeLessThanOrEqual(hpa.spec.maxReplicas);
+          }
           const pdb = find(objects, 'PodDisruptionBudget', name);
           expect(pdb.spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
           expect(deployment.spec.template.metadata.labels).toMatchObject(deployment.spec.selector.matchLabels);
@@ -172,7 +183,7 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
         expect(container.args).toEqual(['migrate']);
         expect(container.image).toBe(find(objects, 'Deployment', app.api).spec.template.spec.containers[0].image);
         expect(job.spec.template.spec.restartPolicy).toBe('Never');
-        expect(job.metadata.annotations?.['argocd.argoproj.io/hook']).toBe('PreSync');
+        expect(job.metadata.annotations?.['argocd.argoproj.io/hook']).toBe('Sync');
         expect(job.metadata.labels?.['app.kubernetes.io/component']).toBe('migrate');
       }
     }
@@ -187,6 +198,179 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
     expect(images.filter((i: string) => i.includes('backoffice/')).every((i: string) => i.endsWith(':dev'))).toBe(true);
     expect(find(dev, 'HorizontalPodAutoscaler', 'mail-worker').spec.minReplicas).toBe(1);
     for (const name of ['postgres', 'redis', 'mailpit']) find(dev, 'Service', name);
+  });
+
+  it('orders itself in sync waves: everything the migrate Jobs read comes in an earlier wave, the Deployments after them', () => {
+    const wave = (o: K8sObject) => Number(o.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 'NaN');
+    for (const [target, objects] of all()) {
+      for (const o of objects)
+        expect({ target, object: `${o.kind}/${o.metadata.name}`, wave: Number.isInteger(wave(o)) }).toMatchObject({ wave: true });
+      for (const app of Object.values(APPS)) {
+        const job = find(objects, 'Job', `${app.api.replace('-api', '')}-migrate`);
+        const pod = job.spec.template.spec;
+        // Everything the Job names: its ServiceAccount, ConfigMaps and Secrets, and (dev) the database it migrates.
+        const referenced = [
+          ['ServiceAccount', pod.serviceAccountName],
+          ...pod.containers.flatMap((c: { envFrom: { configMapRef?: { name: string }; secretRef?: { name: string } }[] }) =>
+            c.envFrom.map((e) => (e.configMapRef ? ['ConfigMap', e.configMapRef.name] : ['Secret', e.secretRef?.name])),
+          ),
+          ...objects
+            .filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'dependency')
+            .map((o) => [o.kind, o.metadata.name]),
+        ] as [string, string][];
+        for (const [kind, name] of referenced) {
+          // Secrets are applied by hand in the base (the template) and come from ExternalSecrets in production.
+          const source =
+            objects.find((o) => o.kind === kind && o.metadata.name === name) ??
+            objects.find((o) => o.kind === 'ExternalSecret' && o.spec.target.name === name) ??
+            find(rendered.templates, kind, name);
+          expect({ target, job: job.metadata.name, ref: `${kind}/${name}`, earlier: wave(source) < wave(job) }).toMatchObject({
+            earlier: true,
+          });
+        }
+        for (const name of [app.api, app.worker]) {
+          expect({ target, name, after: wave(find(objects, 'Deployment', name)) > wave(job) }).toMatchObject({ after: true });
+        }
+      }
+    }
+  });
+
+  it('production: images by digest, zone spread, restricted PSA, PodMonitors with METRICS_TOKEN, alert rules; dev pulls mutable tags always', () => {
+    const production = rendered.targets.production;
+    const namespace = find(production, 'Namespace', 'backoffice');
+    expect(namespace.metadata.labels).toMatchObject({
+      'pod-security.kubernetes.io/enforce': 'restricted',
+      'pod-security.kubernetes.io/warn': 'restricted',
+      'pod-security.kubernetes.io/audit': 'restricted',
+    });
+    for (const app of Object.values(APPS)) {
+      for (const [name, port] of [
+        [app.api, 'http'],
+        [app.worker, 'metrics'],
+      ]) {
+        const pod = find(production, 'Deployment', name).spec.template.spec;
+        expect(pod.containers[0].image).toMatch(/^registry\.example\.com\/backoffice\/[a-z-]+@sha256:[0-9a-f]{64}$/);
+        expect(pod.topologySpreadConstraints.map((c: { topologyKey: string }) => c.topologyKey).sort()).toEqual([
+          'kubernetes.io/hostname',
+          'topology.kubernetes.io/zone',
+        ]);
+        for (const c of pod.topologySpreadConstraints) expect(c.labelSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': name });
+        // Scraped on the container's named port with the app's METRICS_TOKEN (the same Secret key the app reads).
+        const monitor = find(production, 'PodMonitor', name);
+        expect(monitor.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': name });
+        expect(pod.containers[0].ports.map((p: { name: string }) => p.name)).toContain(port);
+        expect(monitor.spec.podMetricsEndpoints).toEqual([
+          expect.objectContaining({
+            port,
+            path: '/metrics',
+            authorization: { type: 'Bearer', credentials: { name: app.secret, key: 'METRICS_TOKEN' } },
+          }),
+        ]);
+        expect(Object.keys(find(rendered.templates, 'Secret', app.secret).stringData ?? {})).toContain('METRICS_TOKEN');
+      }
+      const job = find(production, 'Job', `${app.api.replace('-api', '')}-migrate`);
+      expect(job.spec.template.spec.containers[0].image).toBe(
+        find(production, 'Deployment', app.api).spec.template.spec.containers[0].image,
+      );
+    }
+    const rules = find(production, 'PrometheusRule', 'backoffice').spec.groups.flatMap((g: { rules: { expr: string }[] }) => g.rules);
+    const exprs = rules.map((r: { expr: string }) => r.expr).join('\n');
+    for (const metric of [
+      'bullmq_queue_oldest_waiting_seconds',
+      'bullmq_job_failures_total',
+      'status_code=~"5.."',
+      'histogram_quantile(0.99',
+      'mail_relay_throttle_pauses_total',
+    ]) {
+      expect(exprs).toContain(metric);
+    }
+    expect(find(production, 'Service', 'mail-worker-inbound').spec.type).toBe('LoadBalancer');
+    // Dev runs mutable `dev` tags: always pulled.
+    for (const o of rendered.targets.dev.filter(
+      (x) => (x.kind === 'Deployment' || x.kind === 'Job') && x.metadata.name.match(/^(platform|mail)-/),
+    )) {
+      expect({ name: o.metadata.name, policy: o.spec.template.spec.containers[0].imagePullPolicy }).toEqual({
+        name: o.metadata.name,
+        policy: 'Always',
+      });
+    }
+  });
+
+  it('KEDA component: each worker scales on the oldest-waiting age of each of its queues, CPU as fallback, no second HPA', () => {
+    const keda = rendered.targets['production-keda'];
+    const queueNames = (source: string) => [...read(source).matchAll(/export const \w+_QUEUE = '([a-z-]+)'/g)].map((m) => m[1]);
+    for (const [name, app] of [
+      ['mail-worker', 'mail-api'],
+      ['platform-worker', 'platform-api'],
+    ]) {
+      const scaled = find(keda, 'ScaledObject', name);
+      const triggers = scaled.spec.triggers as { type: string; metadata: { query?: string; value?: string } }[];
+      const queues = triggers.filter((t) => t.type === 'prometheus').map((t) => /queue="([^"]+)"/.exec(t.metadata.query ?? '')?.[1]);
+      for (const t of triggers.filter((x) => x.type === 'prometheus'))
+        expect(t.metadata.query).toMatch(/^max\(bullmq_queue_oldest_waiting_seconds\{queue="[a-z-]+"\}\)$/);
+      // Every queue of the app whose name starts with the app prefix (the ones its worker consumes and exports).
+      const prefix = `${app.replace('-api', '')}-`;
+      const declared = execQueues(app).filter((q) => q.startsWith(prefix));
+      expect({ name, queues: [...queues].sort() }).toEqual({ name, queues: declared.sort() });
+      expect(triggers.at(-1)).toEqual({ type: 'cpu', metricType: 'Utilization', metadata: { value: '70' } });
+      expect(scaled.spec.fallback.replicas).toBeGreaterThanOrEqual(1);
+      expect(keda.some((o) => o.kind === 'HorizontalPodAutoscaler' && o.metadata.name === name)).toBe(false);
+    }
+    function execQueues(app: string): string[] {
+      const dir = path.join(REPO, 'apps', app, 'src');
+      const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.queue.ts'));
+      return [...new Set(files.flatMap((f) => queueNames(path.join('apps', app, 'src', f))))];
+    }
+    // The other targets keep the CPU HPAs.
+    find(rendered.targets.production, 'HorizontalPodAutoscaler', 'mail-worker');
+  });
+
+  it('opens the product paths only on the Ingress, and fences the pods with NetworkPolicies', () => {
+    // The first path segment of every @Controller('...') of an app: its product route prefixes.
+    const controllerPrefixes = (app: string) => {
+      const dir = path.join(REPO, 'apps', app, 'src');
+      const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.controller.ts'));
+      const texts = files.map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
+      return new Set([...texts.matchAll(/@Controller\(\s*['"`]([^'"`/]+)/g)].map((m) => `/${m[1]}`));
+    };
+    for (const [target, objects] of all()) {
+      const ingress = find(objects, 'Ingress', 'backoffice');
+      for (const rule of ingress.spec.rules) {
+        const service = rule.http.paths[0].backend.service.name as string;
+        const prefixes = controllerPrefixes(service);
+        for (const p of rule.http.paths) {
+          expect({ target, path: p.path, product: prefixes.has(p.path), service: p.backend.service.name }).toEqual({
+            target,
+            path: p.path,
+            product: true,
+            service,
+          });
+        }
+        for (const op of ['/metrics', '/admin', '/docs', '/openapi.json', '/healthz', '/readyz', '/']) {
+          expect(rule.http.paths.map((p: { path: string }) => p.path)).not.toContain(op);
+        }
+      }
+      const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+      const deny = find(objects, 'NetworkPolicy', 'backoffice-default-deny');
+      expect(deny.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+      expect(deny.spec.ingress ?? []).toEqual([]);
+      expect(deny.spec.egress ?? []).toEqual([]);
+      for (const app of Object.values(APPS)) {
+        for (const name of [app.api, app.worker, `${app.api.replace('-api', '')}-migrate`]) {
+          expect(deny.spec.podSelector.matchExpressions[0].values).toContain(name);
+        }
+      }
+      // Who may reach the APIs: the ingress controller and monitoring namespaces only (plus the platform to the mail-api).
+      const apis = find(objects, 'NetworkPolicy', 'backoffice-apis-ingress');
+      expect(apis.spec.ingress[0].from.map((f: any) => f.namespaceSelector.matchLabels['kubernetes.io/metadata.name']).sort()).toEqual([
+        'ingress-nginx',
+        'monitoring',
+      ]);
+      expect(find(objects, 'NetworkPolicy', 'mail-worker-inbound-smtp').spec.ingress).toEqual([{ ports: [{ port: 'smtp-inbound' }] }]);
+      // Egress: only DNS, Postgres, Redis, SMTP, HTTP(S) (AI provider, S3, webhooks) and the mail-api.
+      const ports = policies.flatMap((o) => (o.spec.egress ?? []).flatMap((e: any) => (e.ports ?? []).map((p: any) => p.port)));
+      expect([...new Set(ports)].sort()).toEqual([1025, 25, 443, 465, 5432, 53, 587, 6379, 80, 'http'].sort());
+    }
   });
 
   it('has every documented variable (docs/configuration.md) in a ConfigMap or the Secret template of its app, and no variable the app does not read', () => {
@@ -264,6 +448,38 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
     expect(compose.services['platform-api'].environment.AUTH_JWT_SECRET).toMatch(/^\$\{AUTH_JWT_SECRET:\?/);
     expect(compose.services['mail-worker'].environment.MAIL_SECRETS_KEY).toMatch(/^\$\{MAIL_SECRETS_KEY:\?/);
     expect(compose.services['mail-worker'].environment.MAIL_SMTP_URL).toBe('smtp://mailpit:1025');
+  });
+
+  it('compose: docker/compose-init writes every required secret, fresh and private; APIs on 127.0.0.1; grace periods match the drains', async () => {
+    const compose = YAML.parse(read('docker/compose.yaml'), { merge: true }) as { services: Record<string, any> };
+    const required = new Set([...read('docker/compose.yaml').matchAll(/\$\{([A-Z_]+):\?/g)].map((m) => m[1]));
+    expect(required.size).toBeGreaterThan(5);
+    const envs: Record<string, string>[] = [];
+    for (const n of [1, 2]) {
+      const file = path.join(tmp, `compose-${n}.env`);
+      await run(path.join(REPO, 'docker/compose-init'), [file]);
+      expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
+      envs.push(Object.fromEntries([...readFileSync(file, 'utf8').matchAll(/^([A-Z_]+)=(.*)$/gm)].map((m) => [m[1], m[2]])));
+      // Never overwrites: the data is encrypted and signed with those secrets.
+      await expect(run(path.join(REPO, 'docker/compose-init'), [file])).rejects.toThrow(/not overwriting/);
+    }
+    for (const name of required) {
+      expect({ name, set: (envs[0][name] ?? '').length >= 16 }).toEqual({ name, set: true });
+      if (name !== 'PLATFORM_BOOTSTRAP_ADMIN_EMAIL')
+        expect({ name, fresh: envs[0][name] !== envs[1][name] }).toEqual({ name, fresh: true });
+    }
+    expect(envs[0].MAIL_SECRETS_KEY).toMatch(/^[0-9a-f]{64}$/);
+    expect(envs[0].METRICS_TOKEN.length).toBeGreaterThanOrEqual(24);
+    expect(envs[0].MAIL_BOOTSTRAP_SECRET_KEY).toMatch(/^sk_[0-9a-f]{48}$/);
+    for (const name of ['platform-api', 'mail-api']) {
+      for (const port of compose.services[name].ports) expect(port).toMatch(/^127\.0\.0\.1:/);
+    }
+    // Compose waits as long as Kubernetes does before killing a service: the drain of each.
+    const seconds = (v: string) => Number(/^(\d+)s$/.exec(v)?.[1] ?? Number(/^(\d+)m$/.exec(v)?.[1]) * 60);
+    for (const name of ['platform-api', 'platform-worker', 'mail-api', 'mail-worker']) {
+      const grace = find(rendered.targets.base, 'Deployment', name).spec.template.spec.terminationGracePeriodSeconds;
+      expect({ name, grace: seconds(compose.services[name].stop_grace_period) }).toEqual({ name, grace });
+    }
   });
 
   it("the entry point runs the app's API, worker, migrate command or CLI, and refuses anything else", async () => {

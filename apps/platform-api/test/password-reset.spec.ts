@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { QueueService, WorkerRunner } from '@app/service-kit';
+import { QueueService } from '@app/service-kit';
+import { startInProcessWorker } from '@app/service-kit/testing';
 import { AccountEmailJob, AccountEmailQueue } from '../src/modules/account-email/account-email.queue.js';
 import { hashToken } from '../src/modules/auth/credentials.js';
 import { PasswordResetService } from '../src/modules/auth/password-reset.service.js';
@@ -27,8 +27,7 @@ describe('password reset and invitations through the mail-api', () => {
     t = await startPlatformApp({
       env: { PLATFORM_MAIL_API_URL: stub.url, PLATFORM_MAIL_API_KEY: MAIL_KEY, PLATFORM_MAIL_FROM: 'accounts@example.com' },
     });
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start();
+    worker = await startInProcessWorker(WorkerModule.forRoot(t.config));
     f = Factories.of(t);
     tenant = await f.tenant();
     roleId = (await f.role(tenant.id, { features: [] })).id;

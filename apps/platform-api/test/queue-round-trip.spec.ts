@@ -5,7 +5,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { MaintenanceJob } from '@app/contracts';
 import { heartbeatKey, QueueService, WorkerRunner } from '@app/service-kit';
-import { waitFor } from '@app/service-kit/testing';
+import { waitFor, waitForFinishedJob } from '@app/service-kit/testing';
 import { MAINTENANCE_QUEUE, PlatformMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
@@ -43,14 +43,7 @@ describe('BullMQ round trip through a real Redis', () => {
     expect(JSON.parse(answer)).toMatchObject({ pid: process.pid });
     // The answer is written while the job runs; its completion is recorded just after.
     const queue = api.app.get(QueueService).queue(MAINTENANCE_QUEUE);
-    const job = await waitFor(
-      async () => {
-        const j = await queue.getJob(jobId!);
-        return j?.finishedOn ? j : null;
-      },
-      10_000,
-      'the job to finish',
-    );
+    const job = await waitForFinishedJob(queue, jobId!);
     expect(await job.getState()).toBe('completed');
     expect(job.returnvalue).toEqual({ processedAt: expect.any(String) });
   });
@@ -59,14 +52,7 @@ describe('BullMQ round trip through a real Redis', () => {
     const queue = api.app.get(QueueService).queue(MAINTENANCE_QUEUE);
     const job = await queue.add('no.such.job', {}, { attempts: 3 });
     // Waits for the job to finish either way (a retried attempt is not finished), then checks how.
-    const finished = await waitFor(
-      async () => {
-        const j = await queue.getJob(job.id!);
-        return j?.finishedOn ? j : null;
-      },
-      10_000,
-      'the job to finish',
-    );
+    const finished = await waitForFinishedJob(queue, job.id!);
     expect(await finished.getState()).toBe('failed');
     expect(finished.failedReason).toBe(`no handler for job ${MAINTENANCE_QUEUE}/no.such.job`);
     expect(finished.attemptsMade).toBe(1);

@@ -1,11 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { QueueService, WorkerRunner } from '@app/service-kit';
-import { waitFor } from '@app/service-kit/testing';
+import { QueueService } from '@app/service-kit';
+import { startInProcessWorker, waitFor } from '@app/service-kit/testing';
 import { MAINTENANCE_QUEUE, PlatformMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { RecurringJobs } from '../src/modules/maintenance/recurring-jobs.js';
 import { WorkerModule } from '../src/worker.module.js';
@@ -104,8 +103,7 @@ describe('platform job schedulers', () => {
 
   it('with a short interval, a later run purges a session that expired after the first run', async () => {
     // The worker's own modules in process, as worker.ts builds them, with a 1 s interval instead of 1 h.
-    inProcess = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await inProcess.get(WorkerRunner).start({ queues: [MAINTENANCE_QUEUE] });
+    inProcess = await startInProcessWorker(WorkerModule.forRoot(t.config), { queues: [MAINTENANCE_QUEUE] });
     await inProcess.get(RecurringJobs).schedule({ purgeExpiredEveryMs: 1000 });
     expect(await schedulersOf(queue)).toEqual([{ id: PURGE, name: PURGE, every: 1000 }]);
     await waitFor(async () => ((await scheduledPurgeRuns(queue)).length > 0 ? true : null), 20_000, 'the first scheduled run');

@@ -3,11 +3,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { WorkerRunner } from '@app/service-kit';
-import { waitFor } from '@app/service-kit/testing';
+import { startInProcessWorker, waitFor } from '@app/service-kit/testing';
 import { WorkerModule } from '../src/worker.module.js';
 import { Factories, login, testIp } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
@@ -61,8 +59,7 @@ describe('invitations: POST /auth/users without a password, POST /auth/users/res
         PLATFORM_APP_URL: APP_URL,
       },
     });
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start();
+    worker = await startInProcessWorker(WorkerModule.forRoot(t.config));
     f = Factories.of(t);
     ds = t.app.get(DataSource);
     tenant = await f.tenant();

@@ -6,6 +6,8 @@ export interface SinkMessage {
   raw: Buffer;
   /** Date.now() when the sink answered 250 to DATA (the message counts as delivered from then). */
   receivedAt: number;
+  /** Date.now() when the client began the transaction (MAIL FROM): when the message was handed over. */
+  startedAt: number;
   envelope: { from: string; to: string[] };
   /** The Message-ID header as sent (with angle brackets), or null. */
   messageId: string | null;
@@ -75,6 +77,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const refusals: SmtpSink['refusals'] = [];
   const stats = { connections: 0, dataReceived: 0, held: 0 };
   const plan: Plan = { refuse: null, dataDelay: null, connectDelay: null };
+  const transactionStarts = new Map<string, number>();
   let answer: ((to: string[]) => { code: number; message: string } | null) | null = null;
   const closedSessions = new Set<string>();
   const timers = new Set<NodeJS.Timeout>();
@@ -98,6 +101,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       const delay = take(plan.connectDelay);
       if (delay) later(delay.ms, () => callback());
       else callback();
+    },
+    onMailFrom(_address, session, callback) {
+      transactionStarts.set(session.id, Date.now());
+      callback();
     },
     onClose(session) {
       closedSessions.add(session.id);
@@ -124,7 +131,13 @@ export async function startSmtpSink(): Promise<SmtpSink> {
               from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
               to: session.envelope.rcptTo.map((r) => r.address),
             };
-            messages.push({ raw, receivedAt: Date.now(), envelope, messageId: headerValue(raw, 'Message-ID') });
+            messages.push({
+              raw,
+              receivedAt: Date.now(),
+              startedAt: transactionStarts.get(session.id) ?? 0,
+              envelope,
+              messageId: headerValue(raw, 'Message-ID'),
+            });
           }
           callback(null, `OK queued as sink-${messages.length}`);
         };

@@ -7,3 +7,4 @@ export * from './openapi-fuzz.js';
 export * from './route-table.js';
 export * from './chromium.js';
 export * from './prometheus-text.js';
+export * from './in-process-worker.js';

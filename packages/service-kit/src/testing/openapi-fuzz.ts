@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import fc from 'fast-check';
 
 /**
@@ -292,6 +293,8 @@ export interface FuzzFinding {
   operation: string;
   request: FuzzRequest;
   problem: string;
+  /** The run's seed: `FUZZ_SEED=<seed>` replays it. */
+  seed: number;
 }
 
 async function send(target: FuzzTarget, operation: FuzzOperation, req: FuzzRequest): Promise<FuzzResponse | 'timeout'> {
@@ -379,6 +382,7 @@ export async function fuzzOperations(
         operation: name,
         request: req,
         problem: result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance),
+        seed: target.seed,
       });
     }
   }
@@ -400,7 +404,9 @@ export function fuzzSettings(defaultRuns: number): { numRuns: number; seed: numb
       `FUZZ_RUNS must be a whole number of at least 1 (got ${JSON.stringify(process.env.FUZZ_RUNS)}): zero cases prove nothing`,
     );
   }
-  const seed = Number(process.env.FUZZ_SEED ?? 20261124);
+  // A new seed each run (so runs explore new inputs), printed so a failure replays with FUZZ_SEED.
+  const seed = process.env.FUZZ_SEED === undefined ? randomInt(2 ** 31 - 1) : Number(process.env.FUZZ_SEED);
   if (!Number.isInteger(seed)) throw new Error(`FUZZ_SEED must be an integer (got ${JSON.stringify(process.env.FUZZ_SEED)})`);
+  console.log(`fuzz: ${numRuns} runs per operation, seed ${seed} (replay: FUZZ_SEED=${seed} FUZZ_RUNS=${numRuns})`);
   return { numRuns, seed };
 }

@@ -10,10 +10,10 @@ import { EmailDeliveryQueue } from './email-delivery.queue.js';
 import { EmailDeliveryRepository } from './email-delivery.repository.js';
 import { EmailOutcomeEvents } from './email-outcome-events.js';
 import { MailTransport } from './mail-transport.js';
-import { MarketingFeeder } from './marketing-feeder.js';
-import { SendingRate } from './sending-rate.js';
 import { RelayThrottle } from './relay-throttle.js';
 import { Verp } from './verp.js';
+import { MarketingFeeder } from './marketing-feeder.js';
+import { SendingRate } from './sending-rate.js';
 
 /**
  * The email queue: the producer (`EmailDeliveryQueue`, for the send endpoint, campaigns and
@@ -33,14 +33,14 @@ import { Verp } from './verp.js';
     EmailDeliveryJobs,
     MailTransport,
     CampaignCompletion,
-    SendingRate,
-    MarketingFeeder,
     // Deliverability (decisions.md): hard bounces suppress through the list's one writer; the relay's
     // throttling pauses every worker; VERP envelope senders for the inbound report listener.
     SuppressionsRepository,
     RelayThrottle,
     Verp,
     DeliveryMetrics,
+    SendingRate,
+    MarketingFeeder,
   ],
   exports: [EmailDeliveryQueue, EmailDeliveryRepository, EmailOutcomeEvents, Verp],
 })

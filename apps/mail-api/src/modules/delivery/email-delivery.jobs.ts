@@ -19,9 +19,10 @@ import { bouncedEvent, EmailOutcomeEvents, suppressedEvent } from './email-outco
 import { buildMessage, domainOf } from './email-message.js';
 import { emailQueueWorkerOptions } from './email-queue-options.js';
 import { isPermanentFailure, MailTransport } from './mail-transport.js';
+import { isThrottling, RelayThrottle } from './relay-throttle.js';
 import { MarketingFeeder } from './marketing-feeder.js';
 import { SendingRate } from './sending-rate.js';
-import { isThrottling, RelayThrottle } from './relay-throttle.js';
+import { SendSlots } from './send-slots.js';
 import { unsignedReason } from './unsigned-delivery.js';
 import { Verp } from './verp.js';
 
@@ -61,6 +62,7 @@ export type DeliveryOutcome =
 @Injectable()
 export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
   private readonly logger = new Logger(EmailDeliveryJobs.name);
+  private readonly slots: SendSlots;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -79,7 +81,9 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     private readonly rate: SendingRate,
     private readonly feeder: MarketingFeeder,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
-  ) {}
+  ) {
+    this.slots = new SendSlots(config.smtpPoolSize);
+  }
 
   /** The email queue's worker: the deployment-wide sending limiter, its concurrency and lock. */
   queueWorkerOptions(queue: string): QueueWorkerOptions | undefined {
@@ -114,22 +118,27 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
       return { status: 'FAILED' };
     }
     const message = this.message(email);
-    // A pause that began while this email was being claimed: it goes back untouched.
-    const pausedNow = await this.throttle.pausedUntil();
-    if (pausedNow) {
-      await this.emails.releaseUntouched(this.dataSource, scope, { email });
-      return this.waitForRelay(job, pausedNow);
-    }
-    let sent: { providerMessageId: string };
+    let handOff: { sent: { providerMessageId: string } } | { pausedUntil: number };
     try {
-      sent = await this.whileClaimed(scope, email, async () => {
-        // The deployment-wide rate, across every worker (SendingRate): the last step before the relay.
-        await this.rate.admit(job.opts.priority ?? 0);
-        return this.metrics.timed(() => this.transport.send(message, email.id));
-      });
+      handOff = await this.whileClaimed(scope, email, () =>
+        // With a free connection, right before the message goes on the wire: a slot of the deployment-wide
+        // rate (SendingRate, across every worker), then is the relay paused?
+        this.slots.run(async () => {
+          await this.rate.admit(job.opts.priority ?? 0);
+          const pausedUntil = await this.throttle.pausedUntil();
+          if (pausedUntil) return { pausedUntil };
+          return { sent: await this.metrics.timed(() => this.transport.send(message, email.id)) };
+        }),
+      );
     } catch (err) {
       return this.onSendError(job, scope, email, err);
     }
+    if ('pausedUntil' in handOff) {
+      // A pause that began while this email was claimed or waiting for a connection: back untouched.
+      await this.emails.releaseUntouched(this.dataSource, scope, { email });
+      return this.waitForRelay(job, handOff.pausedUntil);
+    }
+    const { sent } = handOff;
     await this.markSent(scope, email, sent.providerMessageId);
     this.metrics.count('sent');
     return { status: 'SENT', providerMessageId: sent.providerMessageId };

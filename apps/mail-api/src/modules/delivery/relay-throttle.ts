@@ -117,7 +117,10 @@ export class RelayThrottle {
 
   private async read(): Promise<number> {
     const value = await this.redis.get(this.key);
-    const untilMs = value ? Number(value.slice(0, value.indexOf(':'))) : 0;
+    const read = value ? Number(value.slice(0, value.indexOf(':'))) : 0;
+    // A pause this process started while the read was in flight is newer than what the read saw: a
+    // pause is never shortened, so the later end wins.
+    const untilMs = Math.max(read, this.known.untilMs);
     this.known = { untilMs, readAt: Date.now() };
     return untilMs;
   }

@@ -6,7 +6,7 @@ import { PendingActionsRepository } from './pending-actions.repository.js';
 
 /**
  * The worker's part of pending actions: the periodic expiry and its schedule. Separate from
- * AiActionsModule, which needs the agents (and through them the API's command bus) to confirm.
+ * AiAssistantModule (the API side), which needs the agents (and through them the command bus) to confirm.
  */
 @Module({
   providers: [PendingActionsRepository, PendingActionEvents, PendingActionsJobs, AiActionsSchedule],

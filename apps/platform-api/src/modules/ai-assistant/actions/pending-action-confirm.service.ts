@@ -7,7 +7,7 @@ import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { scopeOf } from '../../../core/scope/tenant-scope.js';
 import type { AgentDefinition, MutationTool } from '../agents/agent-definition.js';
 import { AgentRegistry } from '../agents/agent-registry.js';
-import { MutationPolicyService } from '../policy/mutation-policy.service.js';
+import { MutationPolicyService } from '../overrides/mutation-policy.service.js';
 import { PendingActionEvents } from './pending-action-events.js';
 import { serializePendingAction, type SerializedPendingAction } from './pending-action-serializer.js';
 import { type ExecutionClaim, type PendingActionRow, PendingActionsRepository } from './pending-actions.repository.js';
@@ -113,8 +113,7 @@ export class PendingActionConfirmService {
   /** The checks of the spec, in its order; the parsed input for the tool when all pass. */
   private async check(auth: AuthContext, row: PendingActionRow): Promise<{ tool: MutationTool; input: unknown }> {
     await this.actions.expireIfDue(auth, row.id);
-    const agent = this.registry.get(row.agentId);
-    if (!agent) throw DomainError.notFound('agent not found');
+    const agent = this.registry.getOrThrow(row.agentId);
     if (!auth.can(...agent.requiredFeatures)) throw DomainError.forbidden(`missing features of agent ${agent.id}`);
     if ((await this.policies.effective(scopeOf(auth), agent.id)) === 'read-only') {
       throw DomainError.forbidden(`agent ${agent.id} is read-only in this tenant`);

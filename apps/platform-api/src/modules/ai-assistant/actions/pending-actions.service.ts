@@ -94,8 +94,7 @@ export class PendingActionsService {
   }
 
   async createFromTool(auth: AuthContext, input: CreatePendingActionInput): Promise<SerializedPendingAction> {
-    const agent = this.registry.get(input.agentId);
-    if (!agent) throw DomainError.notFound('agent not found');
+    const agent = this.registry.getOrThrow(input.agentId);
     const tool = this.registry.tool(agent, input.toolName);
     if (!tool || tool.kind !== 'mutation') throw DomainError.badRequest(`${input.toolName} is no mutation tool of ${agent.id}`);
     const normalizedInput = this.normalize(tool, input.input);

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DomainError } from '@app/service-kit';
 import { type AgentDefinition, type AgentTool, modelToolName } from './agent-definition.js';
 import { AuthAccessAssistantAgent } from './builtin/auth-access-assistant.agent.js';
 import { AuthAccessSummaryAgent } from './builtin/auth-access-summary.agent.js';
@@ -32,6 +33,17 @@ export class AgentRegistry {
 
   get(id: string): AgentDefinition | undefined {
     return this.agents.get(id);
+  }
+
+  /**
+   * The agent, or 404 `agent not found`. `checkFormat` (an id from a path or query): an id not of the
+   * form `module.agent` is 400 first.
+   */
+  getOrThrow(id: string, options: { checkFormat?: boolean } = {}): AgentDefinition {
+    if (options.checkFormat && !AGENT_ID_PATTERN.test(id)) throw DomainError.badRequest('invalid agent id: expected module.agent');
+    const agent = this.agents.get(id);
+    if (!agent) throw DomainError.notFound('agent not found');
+    return agent;
   }
 
   /** The agent's tool by its name (`auth.list_roles`) or its model-facing name (`auth__list_roles`). */

@@ -3,9 +3,8 @@ import { DataSource } from 'typeorm';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { scopeOf } from '../../../core/scope/tenant-scope.js';
 import { AiProviderRegistry } from '../providers/ai-provider-registry.js';
-import { RuntimeAllowlistRepository } from '../settings/runtime-allowlist.repository.js';
+import { RuntimeAllowlistRepository } from '../overrides/runtime-allowlist.repository.js';
 import type { AgentDefinition, ExecutionMode, MutationPolicy } from './agent-definition.js';
-import { agentOrThrow } from './agent-lookup.js';
 import { AgentRegistry } from './agent-registry.js';
 
 export interface AgentSummary {
@@ -77,7 +76,7 @@ export class AgentsService {
    * does not allow runtime overrides.
    */
   async models(auth: AuthContext, agentId: string): Promise<AgentModels> {
-    const agent = agentOrThrow(this.registry, agentId);
+    const agent = this.registry.getOrThrow(agentId, { checkFormat: true });
     const base = {
       agentId: agent.id,
       allowRuntimeOverride: agent.allowRuntimeOverride,

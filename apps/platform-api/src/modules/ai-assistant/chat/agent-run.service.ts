@@ -7,11 +7,10 @@ import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { scopeOf, type TenantScope } from '../../../core/scope/tenant-scope.js';
 import type { AgentDefinition, ExecutionMode, MutationPolicy } from '../agents/agent-definition.js';
 import { type LoopLimits, loopLimits } from '../agents/agent-loop-limits.js';
-import { AgentLoopOverrideService } from '../agents/agent-loop-override.service.js';
-import { agentOrThrow } from '../agents/agent-lookup.js';
+import { AgentLoopOverrideService } from '../overrides/agent-loop-override.service.js';
 import { AgentRegistry } from '../agents/agent-registry.js';
-import { MutationPolicyService } from '../policy/mutation-policy.service.js';
-import { PromptOverrideService } from '../policy/prompt-override.service.js';
+import { MutationPolicyService } from '../overrides/mutation-policy.service.js';
+import { PromptOverrideService } from '../overrides/prompt-override.service.js';
 import { AiProviderRegistry } from '../providers/ai-provider-registry.js';
 import { TokenBudgetService } from '../usage/token-budget.service.js';
 import { type ResolvedRuntime, type RuntimeOverrides, RuntimeResolver } from '../settings/runtime-resolver.service.js';
@@ -71,7 +70,7 @@ export class AgentRunService {
   ) {}
 
   async prepare(auth: AuthContext, mode: ExecutionMode, request: RunRequest): Promise<PreparedRun> {
-    const agent = agentOrThrow(this.registry, request.agentId);
+    const agent = this.registry.getOrThrow(request.agentId, { checkFormat: true });
     if (!auth.can(...agent.requiredFeatures))
       throw DomainError.forbidden(`missing required features: ${agent.requiredFeatures.join(', ')}`);
     if (agent.executionMode !== mode) throw modeError(agent, mode);

@@ -18,7 +18,7 @@ import {
 } from 'class-validator';
 import { LOOP_BOUNDS } from '../agents/agent-loop-limits.js';
 import { AGENT_ID_PATTERN } from '../agents/agent-registry.js';
-import { BASE_URL_MAX_LENGTH, MODEL_ID_PATTERN, PROVIDER_ID_PATTERN } from '../settings/runtime-settings.dto.js';
+import { BASE_URL_MAX_LENGTH, MODEL_ID_PATTERN, PROVIDER_ID_PATTERN } from '../overrides/runtime-settings.dto.js';
 
 /** The message-count cap of a chat turn (platform-api.md leaves it open). */
 export const CHAT_MESSAGES_MAX = 100;

@@ -8,8 +8,8 @@ import { AiProviderRegistry } from '../providers/ai-provider-registry.js';
 import { baseUrlAllowed, normalizeBaseUrl, parseBaseUrl } from './base-url-allowlist.js';
 import { ProviderKeyCipher } from './provider-key-cipher.js';
 import { RuntimeErrors } from './runtime-errors.js';
-import type { RuntimeAllowlist } from './runtime-allowlist.repository.js';
-import { RuntimeSettingsRepository, type RuntimeSettings, type RuntimeSettingsForRun } from './runtime-settings.repository.js';
+import type { RuntimeAllowlist } from '../overrides/runtime-allowlist.repository.js';
+import { RuntimeSettingsRepository, type RuntimeSettings, type RuntimeSettingsForRun } from '../overrides/runtime-settings.repository.js';
 
 /** A turn's overrides (chat query `provider`, `model`, `baseUrl`). */
 export interface RuntimeOverrides {

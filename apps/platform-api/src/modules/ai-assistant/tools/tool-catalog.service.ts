@@ -4,7 +4,7 @@ import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { scopeOf } from '../../../core/scope/tenant-scope.js';
 import { type AgentDefinition, type AgentTool, modelToolName } from '../agents/agent-definition.js';
 import { AgentRegistry } from '../agents/agent-registry.js';
-import { MutationPolicyService } from '../policy/mutation-policy.service.js';
+import { MutationPolicyService } from '../overrides/mutation-policy.service.js';
 import { allowedTools } from './tool-gate.js';
 
 /** A tool the caller may use, with the agent it is used through and its name as models see it. */
@@ -48,7 +48,7 @@ export class ToolCatalogService {
    * a tool no agent declares (or an unknown agent), 403 for one the caller may not use.
    */
   async find(auth: AuthContext, input: { toolName: string; agentId?: string }): Promise<CatalogEntry> {
-    if (input.agentId && !this.registry.get(input.agentId)) throw DomainError.notFound('agent not found');
+    if (input.agentId) this.registry.getOrThrow(input.agentId);
     const modelName = modelToolName(input.toolName);
     const entry = (await this.forCaller(auth, { agentId: input.agentId })).find((e) => e.modelName === modelName);
     if (entry) return entry;

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsISO8601, IsOptional, Matches, Max, Min } from 'class-validator';
 import { AGENT_ID_PATTERN } from '../agents/agent-registry.js';
-import { MODEL_ID_PATTERN } from '../settings/runtime-settings.dto.js';
+import { MODEL_ID_PATTERN } from '../overrides/runtime-settings.dto.js';
 
 export const SESSIONS_LIMIT_MAX = 100;
 export const SESSIONS_OFFSET_MAX = 100_000;

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { LOOP_BOUNDS, STOP_CONDITIONS_MAX } from './agent-loop-limits.js';
+import { LOOP_BOUNDS, STOP_CONDITIONS_MAX } from '../agents/agent-loop-limits.js';
 
 const { loopMaxSteps, loopMaxToolCalls, loopMaxWallClockMs, loopMaxTokens } = LOOP_BOUNDS;
 

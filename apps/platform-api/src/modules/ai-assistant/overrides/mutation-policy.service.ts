@@ -1,12 +1,13 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
-import type { CommandDefinition, RestorePlan, Snapshot, SnapshotScope } from '../../../core/audit/command.js';
+import type { CommandDefinition, RestorePlan } from '../../../core/audit/command.js';
 import { CommandBus } from '../../../core/audit/command-bus.service.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
-import { scopeOf, systemScope, type TenantScope } from '../../../core/scope/tenant-scope.js';
+import { scopeOf, type TenantScope } from '../../../core/scope/tenant-scope.js';
 import type { AgentDefinition, MutationPolicy } from '../agents/agent-definition.js';
 import { AgentRegistry } from '../agents/agent-registry.js';
+import { tenantOverrideCommand } from './tenant-override-command.js';
 import { isEscalation, mostRestrictive } from './mutation-policy.js';
 import { MutationPolicyRepository, type MutationPolicyOverride } from './mutation-policy.repository.js';
 
@@ -39,14 +40,25 @@ function escalationError(agent: AgentDefinition, requested: MutationPolicy): Dom
 @Injectable()
 export class MutationPolicyService {
   private readonly commandBase = {
-    resourceKind: 'ai_assistant.mutation_policy',
-    features: [AI_SETTINGS_MANAGE],
-    targetId: (input: { agentId: string }) => input.agentId,
-    snapshotScope: (auth: AuthContext) => ({ tenantId: auth.tenantId }),
-    snapshot: (tx: EntityManager, agentId: string, options?: { forUpdate?: boolean; tenantId?: string | null }) =>
-      this.snapshot(tx, agentId, options),
-    restore: (tx: EntityManager, agentId: string, snapshot: Snapshot | null, scope?: SnapshotScope) =>
-      this.restore(tx, agentId, snapshot, scope),
+    ...tenantOverrideCommand<{ agentId: string }>({
+      resourceKind: 'ai_assistant.mutation_policy',
+      features: [AI_SETTINGS_MANAGE],
+      targetId: (input) => input.agentId,
+      read: async (tx, tenant, agentId, forUpdate) => {
+        const row = await this.repository.find(tx, tenant, { agentId, forUpdate });
+        return row ? { agentId: row.agentId, mutationPolicy: row.mutationPolicy, notes: row.notes, createdAt: row.createdAt } : null;
+      },
+      write: async (tx, tenant, agentId, snapshot) => {
+        if (snapshot === null) await this.repository.delete(tx, tenant, agentId);
+        else
+          await this.repository.upsert(tx, tenant, {
+            agentId,
+            mutationPolicy: snapshot.mutationPolicy as MutationPolicy,
+            notes: (snapshot.notes as string | null) ?? null,
+            createdAt: snapshot.createdAt as string,
+          });
+      },
+    }),
     authorizeRestore: (_tx: unknown, _auth: AuthContext, plan: RestorePlan) => Promise.resolve(this.authorizeRestore(plan)),
   };
 
@@ -56,7 +68,7 @@ export class MutationPolicyService {
     label: 'Save AI agent mutation policy',
     actionType: 'edit',
     execute: async (tx, auth, input) => {
-      const agent = this.agentOrThrow(input.agentId);
+      const agent = this.registry.getOrThrow(input.agentId);
       const override = await this.repository.upsert(tx, scopeOf(auth), input);
       return { resourceId: agent.id, result: { ok: true, agentId: agent.id, codeDeclared: agent.mutationPolicy, override } };
     },
@@ -68,7 +80,7 @@ export class MutationPolicyService {
     label: 'Clear AI agent mutation policy',
     actionType: 'delete',
     execute: async (tx, auth, input) => {
-      const agent = this.agentOrThrow(input.agentId);
+      const agent = this.registry.getOrThrow(input.agentId);
       const cleared = await this.repository.delete(tx, scopeOf(auth), agent.id);
       return { resourceId: agent.id, result: { ok: true, agentId: agent.id, codeDeclared: agent.mutationPolicy, override: null, cleared } };
     },
@@ -85,13 +97,13 @@ export class MutationPolicyService {
   }
 
   async get(auth: AuthContext, agentId: string): Promise<MutationPolicyView> {
-    const agent = this.agentOrThrow(agentId);
+    const agent = this.registry.getOrThrow(agentId);
     const override = await this.repository.find(this.dataSource, scopeOf(auth), { agentId: agent.id });
     return { agentId: agent.id, codeDeclared: agent.mutationPolicy, override };
   }
 
   async save(auth: AuthContext, agentId: string, input: { mutationPolicy: MutationPolicy; notes?: string | null }) {
-    const agent = this.agentOrThrow(agentId);
+    const agent = this.registry.getOrThrow(agentId);
     if (isEscalation(agent.mutationPolicy, input.mutationPolicy)) throw escalationError(agent, input.mutationPolicy);
     return this.commandBus().execute(auth, this.saveCommand, {
       agentId: agent.id,
@@ -102,7 +114,7 @@ export class MutationPolicyService {
 
   /** Idempotent: with no override there is nothing to record, and the answer is the same. */
   async clear(auth: AuthContext, agentId: string): Promise<MutationPolicyCleared> {
-    const agent = this.agentOrThrow(agentId);
+    const agent = this.registry.getOrThrow(agentId);
     const existing = await this.repository.find(this.dataSource, scopeOf(auth), { agentId: agent.id });
     if (!existing) return { ok: true, agentId: agent.id, codeDeclared: agent.mutationPolicy, override: null, cleared: false };
     return this.commandBus().execute(auth, this.clearCommand, { agentId: agent.id });
@@ -113,15 +125,9 @@ export class MutationPolicyService {
    * restrictive of the code-declared policy and the tenant's override. 404 for an unknown agent.
    */
   async effective(scope: TenantScope, agentId: string): Promise<MutationPolicy> {
-    const agent = this.agentOrThrow(agentId);
+    const agent = this.registry.getOrThrow(agentId);
     const override = await this.repository.find(this.dataSource, scope, { agentId: agent.id });
     return mostRestrictive(agent.mutationPolicy, override?.mutationPolicy ?? null);
-  }
-
-  private agentOrThrow(agentId: string): AgentDefinition {
-    const agent = this.registry.get(agentId);
-    if (!agent) throw DomainError.notFound('agent not found');
-    return agent;
   }
 
   private commandBus(): CommandBus {
@@ -129,30 +135,9 @@ export class MutationPolicyService {
     return this.bus;
   }
 
-  private async snapshot(tx: EntityManager, agentId: string, options?: { forUpdate?: boolean; tenantId?: string | null }) {
-    if (!options?.tenantId) return null;
-    const row = await this.repository.find(tx, systemScope(options.tenantId), { agentId, forUpdate: options.forUpdate });
-    return row ? { agentId: row.agentId, mutationPolicy: row.mutationPolicy, notes: row.notes, createdAt: row.createdAt } : null;
-  }
-
-  private async restore(tx: EntityManager, agentId: string, snapshot: Snapshot | null, scope?: SnapshotScope): Promise<void> {
-    if (!scope?.tenantId) throw new Error('a mutation policy entry always records its tenant');
-    const tenant = systemScope(scope.tenantId);
-    if (snapshot === null) {
-      await this.repository.delete(tx, tenant, agentId);
-      return;
-    }
-    await this.repository.upsert(tx, tenant, {
-      agentId,
-      mutationPolicy: snapshot.mutationPolicy as MutationPolicy,
-      notes: (snapshot.notes as string | null) ?? null,
-      createdAt: snapshot.createdAt as string,
-    });
-  }
-
   /** An undo or redo brings back no override that the agent's current declaration would refuse. */
   private authorizeRestore(plan: RestorePlan): void {
-    const agent = this.agentOrThrow(plan.resourceId);
+    const agent = this.registry.getOrThrow(plan.resourceId);
     const target = plan.target?.mutationPolicy as MutationPolicy | undefined;
     if (target && isEscalation(agent.mutationPolicy, target)) throw escalationError(agent, target);
   }

@@ -1,19 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
-import { DomainError } from '@app/service-kit';
+import { DataSource } from 'typeorm';
 import { PLATFORM_CONFIG, type PlatformConfig } from '../../../config/platform-config.js';
-import type { CommandDefinition, Snapshot, SnapshotScope } from '../../../core/audit/command.js';
+import type { CommandDefinition } from '../../../core/audit/command.js';
 import { CommandBus } from '../../../core/audit/command-bus.service.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
-import { scopeOf, systemScope } from '../../../core/scope/tenant-scope.js';
+import { scopeOf } from '../../../core/scope/tenant-scope.js';
 import { AI_ASSISTANT_SETTINGS_MANAGE } from '../ai-assistant.declarations.js';
+import { tenantOverrideCommand } from './tenant-override-command.js';
 import { AgentRegistry } from '../agents/agent-registry.js';
 import { AiProviderRegistry, type ProviderSummary } from '../providers/ai-provider-registry.js';
-import { normalizeBaseUrl, parseBaseUrl } from './base-url-allowlist.js';
-import { ProviderKeyCipher } from './provider-key-cipher.js';
-import { RuntimeErrors } from './runtime-errors.js';
+import { normalizeBaseUrl, parseBaseUrl } from '../settings/base-url-allowlist.js';
+import { ProviderKeyCipher } from '../settings/provider-key-cipher.js';
+import { RuntimeErrors } from '../settings/runtime-errors.js';
 import { RuntimeAllowlistRepository, type RuntimeAllowlist } from './runtime-allowlist.repository.js';
-import { RuntimeResolver } from './runtime-resolver.service.js';
+import { RuntimeResolver } from '../settings/runtime-resolver.service.js';
 import {
   RuntimeSettingsRepository,
   type RuntimeSettings,
@@ -52,22 +52,30 @@ export type RuntimeSettingsWrite = Partial<Omit<RuntimeSettingsInput, 'apiKey'>>
  */
 @Injectable()
 export class RuntimeSettingsService {
-  private readonly settingsBase = {
+  private readonly settingsBase = tenantOverrideCommand<{ agentId: string | null }>({
     resourceKind: 'ai_assistant.runtime_settings',
     features: [AI_ASSISTANT_SETTINGS_MANAGE],
-    snapshotScope: (auth: AuthContext) => ({ tenantId: auth.tenantId }),
-    snapshot: (tx: EntityManager, resourceId: string, options?: { forUpdate?: boolean; tenantId?: string | null }) =>
-      this.settingsSnapshot(tx, resourceId, options),
-    restore: (tx: EntityManager, resourceId: string, snapshot: Snapshot | null, scope?: SnapshotScope) =>
-      this.restoreSettings(tx, resourceId, snapshot, scope),
-  };
+    targetId: (input) => input.agentId ?? TENANT_WIDE,
+    read: async (tx, tenant, resourceId, forUpdate) => {
+      const row = await this.settings.find(tx, tenant, { agentId: agentIdOf(resourceId), forUpdate });
+      if (!row) return null;
+      const { updatedAt: _updatedAt, ...snapshot } = row;
+      return snapshot;
+    },
+    write: async (tx, tenant, resourceId, snapshot) => {
+      if (snapshot === null) await this.settings.delete(tx, tenant, agentIdOf(resourceId));
+      else {
+        const { hasApiKey, ...row } = snapshot as unknown as Omit<RuntimeSettingsInput, 'apiKey'> & { hasApiKey?: boolean };
+        await this.settings.upsert(tx, tenant, { ...row, agentId: agentIdOf(resourceId), apiKey: hasApiKey ? 'keep' : 'clear' });
+      }
+    },
+  });
 
   private readonly saveCommand: CommandDefinition<RuntimeSettingsInput, RuntimeSettings> = {
     ...this.settingsBase,
     id: 'ai_assistant.runtime_settings.save',
     label: 'Save AI runtime settings',
     actionType: 'edit',
-    targetId: (input) => input.agentId ?? TENANT_WIDE,
     execute: async (tx, auth, input) => ({
       resourceId: input.agentId ?? TENANT_WIDE,
       result: await this.settings.upsert(tx, scopeOf(auth), input),
@@ -79,23 +87,25 @@ export class RuntimeSettingsService {
     id: 'ai_assistant.runtime_settings.clear',
     label: 'Clear AI runtime settings',
     actionType: 'delete',
-    targetId: (input) => input.agentId ?? TENANT_WIDE,
     execute: async (tx, auth, input) => ({
       resourceId: input.agentId ?? TENANT_WIDE,
       result: { cleared: await this.settings.delete(tx, scopeOf(auth), input.agentId) },
     }),
   };
 
-  private readonly allowlistBase = {
+  private readonly allowlistBase = tenantOverrideCommand<unknown>({
     resourceKind: 'ai_assistant.runtime_allowlist',
     features: [AI_ASSISTANT_SETTINGS_MANAGE],
     targetId: () => ALLOWLIST,
-    snapshotScope: (auth: AuthContext) => ({ tenantId: auth.tenantId }),
-    snapshot: (tx: EntityManager, _id: string, options?: { forUpdate?: boolean; tenantId?: string | null }) =>
-      this.allowlistSnapshot(tx, options),
-    restore: (tx: EntityManager, _id: string, snapshot: Snapshot | null, scope?: SnapshotScope) =>
-      this.restoreAllowlist(tx, snapshot, scope),
-  };
+    read: async (tx, tenant, _id, forUpdate) => {
+      const row = await this.allowlists.find(tx, tenant, { forUpdate });
+      return row ? { allowedProviders: row.allowedProviders, allowedModels: row.allowedModels } : null;
+    },
+    write: async (tx, tenant, _id, snapshot) => {
+      if (snapshot === null) await this.allowlists.delete(tx, tenant);
+      else await this.allowlists.upsert(tx, tenant, snapshot as { allowedProviders: string[]; allowedModels: string[] | null });
+    },
+  });
 
   private readonly saveAllowlistCommand: CommandDefinition<
     { allowedProviders: string[]; allowedModels: string[] | null },
@@ -147,7 +157,7 @@ export class RuntimeSettingsService {
   /** PUT: replaces the row (fields left out are cleared). */
   save(auth: AuthContext, input: RuntimeSettingsWrite): Promise<RuntimeSettings> {
     const agentId = input.agentId ?? null;
-    if (agentId !== null && !this.agents.get(agentId)) throw DomainError.notFound('agent not found');
+    if (agentId !== null) this.agents.getOrThrow(agentId);
     const providerId = input.providerId ?? null;
     if (providerId !== null) this.assertProviderUsable(providerId);
     const modelId = input.modelId ?? null;
@@ -206,39 +216,5 @@ export class RuntimeSettingsService {
     const normalized = normalizeBaseUrl(url);
     if (!this.resolver.isDeploymentBaseUrl(normalized)) this.resolver.assertBaseUrlAllowed(normalized);
     return normalized;
-  }
-
-  private async settingsSnapshot(tx: EntityManager, resourceId: string, options?: { forUpdate?: boolean; tenantId?: string | null }) {
-    if (!options?.tenantId) return null;
-    const row = await this.settings.find(tx, systemScope(options.tenantId), {
-      agentId: agentIdOf(resourceId),
-      forUpdate: options.forUpdate,
-    });
-    if (!row) return null;
-    const { updatedAt: _updatedAt, ...snapshot } = row;
-    return snapshot as Snapshot;
-  }
-
-  private async restoreSettings(tx: EntityManager, resourceId: string, snapshot: Snapshot | null, scope?: SnapshotScope): Promise<void> {
-    if (!scope?.tenantId) throw new Error('a runtime settings entry always records its tenant');
-    const tenant = systemScope(scope.tenantId);
-    if (snapshot === null) await this.settings.delete(tx, tenant, agentIdOf(resourceId));
-    else {
-      const { hasApiKey, ...row } = snapshot as unknown as Omit<RuntimeSettingsInput, 'apiKey'> & { hasApiKey?: boolean };
-      await this.settings.upsert(tx, tenant, { ...row, agentId: agentIdOf(resourceId), apiKey: hasApiKey ? 'keep' : 'clear' });
-    }
-  }
-
-  private async allowlistSnapshot(tx: EntityManager, options?: { forUpdate?: boolean; tenantId?: string | null }) {
-    if (!options?.tenantId) return null;
-    const row = await this.allowlists.find(tx, systemScope(options.tenantId), { forUpdate: options.forUpdate });
-    return row ? { allowedProviders: row.allowedProviders, allowedModels: row.allowedModels } : null;
-  }
-
-  private async restoreAllowlist(tx: EntityManager, snapshot: Snapshot | null, scope?: SnapshotScope): Promise<void> {
-    if (!scope?.tenantId) throw new Error('an allowlist entry always records its tenant');
-    const tenant = systemScope(scope.tenantId);
-    if (snapshot === null) await this.allowlists.delete(tx, tenant);
-    else await this.allowlists.upsert(tx, tenant, snapshot as { allowedProviders: string[]; allowedModels: string[] | null });
   }
 }

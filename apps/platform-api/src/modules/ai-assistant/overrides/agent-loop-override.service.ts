@@ -1,18 +1,24 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { FieldError } from '@app/contracts';
-import type { CommandDefinition, Snapshot, SnapshotScope } from '../../../core/audit/command.js';
+import type { CommandDefinition, Snapshot } from '../../../core/audit/command.js';
 import { CommandBus } from '../../../core/audit/command-bus.service.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
-import { scopeOf, systemScope, type TenantScope } from '../../../core/scope/tenant-scope.js';
+import { scopeOf, type TenantScope } from '../../../core/scope/tenant-scope.js';
 import { AI_ASSISTANT_SETTINGS_MANAGE } from '../ai-assistant.declarations.js';
-import type { AgentDefinition } from './agent-definition.js';
-import { EMPTY_LOOP_OVERRIDE, LOOP_FIELDS, type LoopOverrideValues, type StopCondition, stopConditionSchema } from './agent-loop-limits.js';
+import { tenantOverrideCommand } from './tenant-override-command.js';
+import type { AgentDefinition } from '../agents/agent-definition.js';
+import {
+  EMPTY_LOOP_OVERRIDE,
+  LOOP_FIELDS,
+  type LoopOverrideValues,
+  type StopCondition,
+  stopConditionSchema,
+} from '../agents/agent-loop-limits.js';
 import { AgentLoopOverrideRepository, type LoopOverride } from './agent-loop-override.repository.js';
 import type { LoopOverrideDto } from './agent-loop-override.dto.js';
-import { agentOrThrow } from './agent-lookup.js';
-import { AgentRegistry } from './agent-registry.js';
+import { AgentRegistry } from '../agents/agent-registry.js';
 
 export interface LoopOverrideView {
   agentId: string;
@@ -26,16 +32,19 @@ export interface LoopOverrideView {
  */
 @Injectable()
 export class AgentLoopOverrideService {
-  private readonly commandBase = {
+  private readonly commandBase = tenantOverrideCommand<{ agentId: string }>({
     resourceKind: 'ai_assistant.loop_override',
     features: [AI_ASSISTANT_SETTINGS_MANAGE],
-    targetId: (input: { agentId: string }) => input.agentId,
-    snapshotScope: (auth: AuthContext) => ({ tenantId: auth.tenantId }),
-    snapshot: (tx: EntityManager, agentId: string, options?: { forUpdate?: boolean; tenantId?: string | null }) =>
-      this.snapshot(tx, agentId, options),
-    restore: (tx: EntityManager, agentId: string, snapshot: Snapshot | null, scope?: SnapshotScope) =>
-      this.restore(tx, agentId, snapshot, scope),
-  };
+    targetId: (input) => input.agentId,
+    read: async (tx, tenant, agentId, forUpdate) => {
+      const row = await this.repository.find(tx, tenant, { agentId, forUpdate });
+      return row ? (pickValues(row) as unknown as Snapshot) : null;
+    },
+    write: async (tx, tenant, agentId, snapshot) => {
+      if (snapshot === null) await this.repository.delete(tx, tenant, agentId);
+      else await this.repository.upsert(tx, tenant, { agentId, values: pickValues(snapshot as unknown as LoopOverrideValues) });
+    },
+  });
 
   private readonly saveCommand: CommandDefinition<{ agentId: string; changes: Partial<LoopOverrideValues> }, LoopOverrideView> = {
     ...this.commandBase,
@@ -60,7 +69,7 @@ export class AgentLoopOverrideService {
   }
 
   async get(auth: AuthContext, agentId: string): Promise<LoopOverrideView> {
-    const agent = agentOrThrow(this.registry, agentId);
+    const agent = this.registry.getOrThrow(agentId, { checkFormat: true });
     return { agentId: agent.id, override: visible(await this.repository.find(this.dataSource, scopeOf(auth), { agentId: agent.id })) };
   }
 
@@ -70,7 +79,7 @@ export class AgentLoopOverrideService {
   }
 
   save(auth: AuthContext, agentId: string, body: LoopOverrideDto): Promise<LoopOverrideView> {
-    const agent = agentOrThrow(this.registry, agentId);
+    const agent = this.registry.getOrThrow(agentId, { checkFormat: true });
     const changes: Partial<LoopOverrideValues> = {};
     for (const field of LOOP_FIELDS) {
       if (body[field] !== undefined) Object.assign(changes, { [field]: body[field] });
@@ -82,23 +91,10 @@ export class AgentLoopOverrideService {
 
   /** Nulls all seven axes; idempotent (no row, or nothing set: no action log entry). */
   async clear(auth: AuthContext, agentId: string): Promise<LoopOverrideView> {
-    const agent = agentOrThrow(this.registry, agentId);
+    const agent = this.registry.getOrThrow(agentId, { checkFormat: true });
     const existing = await this.repository.find(this.dataSource, scopeOf(auth), { agentId: agent.id });
     if (!visible(existing)) return { agentId: agent.id, override: null };
     return this.bus.execute(auth, this.saveCommand, { agentId: agent.id, changes: EMPTY_LOOP_OVERRIDE });
-  }
-
-  private async snapshot(tx: EntityManager, agentId: string, options?: { forUpdate?: boolean; tenantId?: string | null }) {
-    if (!options?.tenantId) return null;
-    const row = await this.repository.find(tx, systemScope(options.tenantId), { agentId, forUpdate: options.forUpdate });
-    return row ? (pickValues(row) as unknown as Snapshot) : null;
-  }
-
-  private async restore(tx: EntityManager, agentId: string, snapshot: Snapshot | null, scope?: SnapshotScope): Promise<void> {
-    if (!scope?.tenantId) throw new Error('a loop override entry always records its tenant');
-    const tenant = systemScope(scope.tenantId);
-    if (snapshot === null) await this.repository.delete(tx, tenant, agentId);
-    else await this.repository.upsert(tx, tenant, { agentId, values: pickValues(snapshot as unknown as LoopOverrideValues) });
   }
 }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type Db, execute, queryOne } from '@app/service-kit';
 import type { TenantScope } from '../../../core/scope/tenant-scope.js';
-import type { LoopOverrideValues, StopCondition } from './agent-loop-limits.js';
+import type { LoopOverrideValues, StopCondition } from '../agents/agent-loop-limits.js';
 
 export interface LoopOverride extends LoopOverrideValues {
   updatedAt: string;

@@ -5,7 +5,6 @@ import type { CommandDefinition } from '../../../core/audit/command.js';
 import { CommandBus } from '../../../core/audit/command-bus.service.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { scopeOf, systemScope, type TenantScope } from '../../../core/scope/tenant-scope.js';
-import type { AgentDefinition } from '../agents/agent-definition.js';
 import { AgentRegistry } from '../agents/agent-registry.js';
 import { AI_SETTINGS_MANAGE } from './mutation-policy.service.js';
 import { PromptOverrideRepository, type PromptOverrideVersion } from './prompt-override.repository.js';
@@ -64,7 +63,7 @@ export class PromptOverrideService {
   ) {}
 
   async get(auth: AuthContext, agentId: string): Promise<PromptOverrideView> {
-    const agent = this.agentOrThrow(agentId);
+    const agent = this.registry.getOrThrow(agentId);
     const versions = await this.repository.listVersions(this.dataSource, scopeOf(auth), {
       organizationId: auth.organizationId,
       agentId: agent.id,
@@ -74,7 +73,7 @@ export class PromptOverrideService {
   }
 
   async save(auth: AuthContext, agentId: string, input: { sections: Record<string, string>; notes?: string | null }): Promise<Saved> {
-    const agent = this.agentOrThrow(agentId);
+    const agent = this.registry.getOrThrow(agentId);
     const reserved = Object.keys(input.sections).flatMap((key) => {
       const hit = RESERVED.get(normalizeKey(key));
       return hit ? [key] : [];
@@ -99,11 +98,5 @@ export class PromptOverrideService {
   async currentSections(scope: TenantScope, agentId: string, organizationId: string | null = null): Promise<Record<string, string> | null> {
     const found = await this.repository.findEffective(this.dataSource, scope, { organizationId, agentId });
     return found?.sections ?? null;
-  }
-
-  private agentOrThrow(agentId: string): AgentDefinition {
-    const agent = this.registry.get(agentId);
-    if (!agent) throw DomainError.notFound('agent not found');
-    return agent;
   }
 }
