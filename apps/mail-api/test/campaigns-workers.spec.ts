@@ -105,7 +105,7 @@ describe('campaigns across worker processes', () => {
     sink.delayNextData(60_000, 1_000_000);
     // The fault must land mid-run: before the kill, a send of A's is held mid-SMTP (positive signal,
     // not a sleep) and recipients are still unsent.
-    await waitFor(async () => (sink.stats.held >= 1 ? true : null), 30_000, 'a send of A held mid-SMTP');
+    await waitFor(() => Promise.resolve(sink.stats.held >= 1 ? true : null), 30_000, 'a send of A held mid-SMTP');
     const beforeKill = receivedBy(suffix).length;
     expect(beforeKill).toBeLessThan(120);
     const unsent = await db.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM emails WHERE campaign_id = $1 AND status <> 'SENT'`, [
