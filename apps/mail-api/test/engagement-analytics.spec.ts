@@ -374,7 +374,7 @@ describe('engagement analytics (real Postgres, Redis, SMTP sink)', () => {
     expect(seqScans.filter((table) => ['emails', 'events', 'email_engagements'].includes(table!))).toEqual([]);
     // emails: the campaign's range of its (campaign, contact) index, not a walk of the whole index.
     expect(scans.find((node) => node['Relation Name'] === 'emails')).toMatchObject({
-      'Index Name': 'emails_campaign_recipient_uq',
+      'Index Name': 'emails_campaign_recipient_v2_uq',
       'Index Cond': expect.stringContaining('campaign_id ='),
     });
   }, 300_000);

@@ -102,6 +102,10 @@ describe('workflow recovery (worker processes, private Redis)', () => {
       workflow.id,
       (list) => list[0]?.status === 'WAITING' && list[0].currentStepId === 'pause',
     );
+    // The SEND_EMAIL step's email goes through the marketing feeder: let A hand it to SMTP before the kill, so
+    // the kill lands in the DELAY this test is about (a kill mid-SMTP is delivery-workers' and the drills' case,
+    // recovered after the 30 s send lock).
+    await sink.waitForMessages((all) => all.some((m) => m.envelope.to.includes('crash@recovery.test')));
     await a.kill('SIGKILL');
     const b = await startWorker('B');
     const [done] = await waitForExecutions(t, key, workflow.id, (list) => list[0]?.status === 'COMPLETED', 20_000);
@@ -113,7 +117,6 @@ describe('workflow recovery (worker processes, private Redis)', () => {
     expect(hooksFor('/after')).toHaveLength(1);
     const emails = await db.query(`SELECT id, status FROM emails WHERE contact_id = $1`, [contact]);
     expect(emails).toHaveLength(1);
-    await sink.waitForMessages((all) => all.some((m) => m.envelope.to.includes('crash@recovery.test')));
     expect(sink.messages.filter((m) => m.envelope.to.includes('crash@recovery.test'))).toHaveLength(1);
     // The webhook secret signs requests; it never appears in the workers' logs.
     expect(a.output() + b.output()).not.toContain(workflow.webhookSecret);

@@ -253,7 +253,9 @@ export class EmailDeliveryRepository {
    * The emails an engagement batch records opens and clicks of, locked (FOR UPDATE, in id order, so
    * concurrent batches wait for each other instead of deadlocking) until the batch commits: the burst
    * rule then sees every earlier click. Matched by id and project together (a batch may hold several
-   * projects' emails). `clockMs`: the database's clock now, in epoch milliseconds.
+   * projects' emails). `clockMs`: the database's clock when this statement arrived, in epoch milliseconds:
+   * not after the lock wait (clock_timestamp() is re-read after waiting on a row another batch updated, which
+   * moved a waiting batch's clicks a whole lock wait later and split a burst across batches).
    */
   lockForEngagement(tx: Db, input: { emails: { emailId: string; projectId: string }[] }): Promise<EngagementEmail[]> {
     return queryPrepared<EngagementEmail>(
@@ -262,7 +264,7 @@ export class EmailDeliveryRepository {
               (extract(epoch FROM sent_at) * 1000)::float8 AS "sentAtMs",
               opened_at IS NOT NULL AS opened, clicked_at IS NOT NULL AS clicked,
               machine_opened_at IS NOT NULL AS "machineOpened", machine_clicked_at IS NOT NULL AS "machineClicked",
-              (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS "clockMs"
+              (extract(epoch FROM statement_timestamp()) * 1000)::float8 AS "clockMs"
          FROM emails
         WHERE (id, project_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
         ORDER BY id
