@@ -45,6 +45,8 @@ interface Pending {
 @Injectable()
 export class EngagementRecorder {
   private readonly logger = new Logger(EngagementRecorder.name);
+  /** The batch in flight (its completion) that holds each email: later batches of the email wait for it. */
+  private readonly inFlightByEmail = new Map<string, Promise<void>>();
   private readonly coalescer = new CallCoalescer<Pending>((batch) => this.write(batch), {
     maxInFlight: MAX_IN_FLIGHT,
     maxBatch: MAX_BATCH,
@@ -64,6 +66,32 @@ export class EngagementRecorder {
   }
 
   private async write(batch: Pending[]): Promise<void> {
+    const release = await this.afterEarlierBatchesOf(batch.map((p) => p.hit.emailId));
+    try {
+      await this.writeInOrder(batch);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Waits for the batches in flight that hold any of these emails, and returns the release of this one.
+   * Two batches run at once (MAX_IN_FLIGHT), and the row lock alone would let the later one take the
+   * emails first: the earlier clicks, committed after it, would then be missing from its burst count.
+   */
+  private async afterEarlierBatchesOf(emailIds: string[]): Promise<() => void> {
+    const earlier = new Set(emailIds.map((id) => this.inFlightByEmail.get(id)).filter((p) => p !== undefined));
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    for (const id of emailIds) this.inFlightByEmail.set(id, done);
+    await Promise.all(earlier);
+    return () => {
+      for (const id of emailIds) if (this.inFlightByEmail.get(id) === done) this.inFlightByEmail.delete(id);
+      release();
+    };
+  }
+
+  private async writeInOrder(batch: Pending[]): Promise<void> {
     try {
       await this.recordMany(batch.map((p) => p.hit));
       batch.forEach((p) => p.resolve());
