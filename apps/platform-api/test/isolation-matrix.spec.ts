@@ -118,6 +118,8 @@ const OWN_TENANT_ONLY: Record<string, string> = {
   'DELETE /ai_assistant/ai/agents/:agentId/mutation-policy': "the caller tenant's override of a code-declared agent",
   'POST /ai_assistant/ai/agents/:agentId/prompt-override': "a new version in the caller's tenant and organization",
   'POST /ai_assistant/session-key': 'a key bound to the calling user',
+  'POST /ai_assistant/mcp': "MCP tools of the key's own tenant (cross-tenant keys: ai-mcp-http.spec)",
+  'DELETE /ai_assistant/mcp': 'no session to end on a stateless server (405 after authentication)',
   'POST /attachments': "stores a file in the caller's tenant (entityId and recordId are free-form labels)",
   'PUT /ai_assistant/ai/agents/:agentId/loop-override': "the caller tenant's override of a code-declared agent",
   'DELETE /ai_assistant/ai/agents/:agentId/loop-override': "the caller tenant's override of a code-declared agent",

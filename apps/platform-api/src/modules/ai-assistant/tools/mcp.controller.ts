@@ -55,16 +55,22 @@ export class McpController {
   @Get()
   @Public()
   @Header('Allow', 'POST')
-  @ApiOperation({ summary: 'Not offered (stateless server): 405' })
-  get(): never {
+  @ApiOperation({ summary: 'Not offered (stateless server): 405, after the same authentication as POST (401 first)' })
+  @ApiUnauthorizedResponse({ type: ErrorDto, description: 'No, or no live, session key or token.' })
+  async get(@Headers('authorization') authorization: string | undefined): Promise<never> {
+    // Authenticated first, like every non-public route: a stranger learns nothing, not even the 405.
+    await this.mcp.caller(authorization);
     throw notAllowed();
   }
 
   @Delete()
   @Public()
   @Header('Allow', 'POST')
-  @ApiOperation({ summary: 'Not offered (stateless server): 405' })
-  remove(): never {
+  @ApiOperation({ summary: 'Not offered (stateless server): 405, after the same authentication as POST (401 first)' })
+  @ApiUnauthorizedResponse({ type: ErrorDto, description: 'No, or no live, session key or token.' })
+  async remove(@Headers('authorization') authorization: string | undefined): Promise<never> {
+    // Authenticated first, like every non-public route: a stranger learns nothing, not even the 405.
+    await this.mcp.caller(authorization);
     throw notAllowed();
   }
 }
