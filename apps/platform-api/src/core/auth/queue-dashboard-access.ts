@@ -2,11 +2,13 @@ import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { DataSource } from 'typeorm';
 import { DomainError, type QueueDashboardAccess, type QueueDashboardWrite } from '@app/service-kit';
-import { QUEUES_MANAGE_FEATURE } from '../../modules/queues/queues.declarations.js';
 import { ActionLogsRepository } from '../audit/action-logs.repository.js';
 import { scopeOf } from '../scope/tenant-scope.js';
 import type { AuthenticatedRequest } from './auth.decorators.js';
 import { hasFeature } from './feature-match.js';
+
+/** The queue dashboard's write permission (reading it is for super administrators, writing needs this too). */
+export const QUEUES_MANAGE_FEATURE = 'queues.manage';
 
 /**
  * The operator pages of the platform (the queue dashboard) are for super administrators: the one

@@ -1,7 +1,5 @@
+import { QUEUES_MANAGE_FEATURE } from '../../core/auth/queue-dashboard-access.js';
 import type { ModuleDeclaration } from '../../core/features/declarations.js';
-
-/** The queue dashboard's write permission (reading it is for super administrators, writing needs this too). */
-export const QUEUES_MANAGE_FEATURE = 'queues.manage';
 
 /** Features of the operator queue dashboard at `/admin/queues`. */
 export const QUEUES_MODULE: ModuleDeclaration = {
