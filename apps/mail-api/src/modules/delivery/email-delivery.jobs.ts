@@ -128,7 +128,7 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
           const pausedUntil = await this.throttle.pausedUntil();
           if (pausedUntil) return { pausedUntil };
           return { sent: await this.metrics.timed(() => this.transport.send(message, email.id)) };
-        }),
+        }, job.opts.priority ?? 0),
       );
     } catch (err) {
       return this.onSendError(job, scope, email, err);

@@ -89,8 +89,11 @@ export class MarketingFeeder implements BeforeApplicationShutdown {
 
   /** One top-up. Returns how many emails were fed. */
   async feed(): Promise<number> {
-    const counts = await this.queues.queue(EMAIL_QUEUE).getCountsPerPriority(MARKETING_PRIORITIES);
-    const waiting = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    const queue = this.queues.queue(EMAIL_QUEUE);
+    // The fetched jobs count too: BullMQ fetches a little ahead of the rate (fetchLimiter), and a job
+    // waiting at the gate is as much ahead of a newly arrived project's emails as a queued one.
+    const [counts, active] = await Promise.all([queue.getCountsPerPriority(MARKETING_PRIORITIES), queue.getActiveCount()]);
+    const waiting = Object.values(counts).reduce((sum, n) => sum + n, 0) + active;
     const room = Math.max(2, Math.ceil(this.rate.ratePerSecond * BACKLOG_SECONDS)) - waiting;
     if (room <= 0) return 0;
     const projects = await this.emails.marketingBacklogProjects(this.dataSource, { limit: MAX_PROJECTS });
