@@ -12,9 +12,8 @@
 // Prints the figures and writes bench/results/ai-chat-latest.json.
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { writeBenchResult } from './lib/results.mjs';
 import readline from 'node:readline';
 import { TextDecoder } from 'node:util';
 import {
@@ -295,15 +294,11 @@ async function main() {
       `API event-loop delay meanwhile: max ${loaded.maxMs} ms, p99 ${loaded.p99Ms} ms (idle: max ${idle.maxMs} ms) ` +
       `(goal max < ${STALL_GOAL_MS} ms: ${summary.stallWithinGoal ? 'met' : 'MISSED'})`,
   );
-  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  const report = {
-    generatedAt: new Date().toISOString(),
-    machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverage: os.loadavg() },
-    settings: { runs: RUNS, concurrency: CONCURRENCY, rounds: ROUNDS, providerDelayMs: PROVIDER_DELAY_MS },
-    summary,
-    cpu,
-  };
-  writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+  writeBenchResult(
+    RESULTS_FILE,
+    { summary, cpu },
+    { runs: RUNS, concurrency: CONCURRENCY, rounds: ROUNDS, providerDelayMs: PROVIDER_DELAY_MS },
+  );
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
 }
 

@@ -22,9 +22,10 @@
 // Writes bench/results/attachments.json.
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { writeBenchResult } from './lib/results.mjs';
 import sharp from 'sharp';
 import {
   APPS,
@@ -290,17 +291,11 @@ async function main() {
     `| ${UPLOAD_BYTES / 2 ** 20} MB upload, peak RSS growth MB | ${rss.maxGrowthMb} | | | < 40: ${verdict(rss.maxGrowthMb < 40)} |`,
   );
 
-  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  const report = {
-    generatedAt: new Date().toISOString(),
-    machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverage: os.loadavg() },
-    settings: { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP, rounds: ROUNDS, resizes: RESIZES },
-    cachedImageVsFile: cached,
-    firstResizeVsSharp: resize,
-    uploadPeakRss: rss,
-    apiRssMb: rssAt,
-  };
-  writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+  writeBenchResult(
+    RESULTS_FILE,
+    { cachedImageVsFile: cached, firstResizeVsSharp: resize, uploadPeakRss: rss, apiRssMb: rssAt },
+    { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP, rounds: ROUNDS, resizes: RESIZES },
+  );
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE)}`);
 }
 

@@ -24,9 +24,8 @@
 // Writes bench/results/audit-logs.json.
 import autocannon from 'autocannon';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { writeBenchResult } from './lib/results.mjs';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { APPS, REPO_ROOT, requirePrerequisites, runMigrate, startHttpApp, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
@@ -398,28 +397,21 @@ async function main() {
     `PUT /auth/roles runs at ${(overHttp.bus.median / bareSql.opsPerSec).toFixed(2)} x the bare UPDATE loop (HTTP, auth, validation and the bus together)`,
   );
 
-  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  const report = {
-    generatedAt: new Date().toISOString(),
-    machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, loadAverage: os.loadavg() },
-    settings: {
-      connections: CONNECTIONS,
-      durationSeconds: DURATION,
-      warmupSeconds: WARMUP,
-      rounds: ROUNDS,
-      rows: ROWS,
+  writeBenchResult(
+    RESULTS_FILE,
+    {
       seedInsertMs: insertMs,
+      reads,
+      deepPagePlans: plans,
+      roleUpdates: {
+        overHttp: { direct: overHttp.direct, bus: overHttp.bus },
+        inProcess,
+        bareSql,
+        logCostPercent: { overHttp: cost(overHttp), inProcess: cost(inProcess) },
+      },
     },
-    reads,
-    deepPagePlans: plans,
-    roleUpdates: {
-      overHttp: { direct: overHttp.direct, bus: overHttp.bus },
-      inProcess,
-      bareSql,
-      logCostPercent: { overHttp: cost(overHttp), inProcess: cost(inProcess) },
-    },
-  };
-  writeFileSync(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+    { connections: CONNECTIONS, durationSeconds: DURATION, warmupSeconds: WARMUP, rounds: ROUNDS, rows: ROWS },
+  );
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE)}`);
 }
 

@@ -18,9 +18,10 @@
 //
 // Knobs: BENCH_CAMPAIGN_PARTS (default planning,segment-count,delivery,engagement,suppression), and each part's own (see them).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../scripts/lib/apps.mjs';
+import { writeBenchResult } from './lib/results.mjs';
 
 const PARTS = {
   planning: { script: 'bench/campaign/planning.mjs', results: 'bench/results/campaign-planning.json' },
@@ -55,7 +56,7 @@ if (unknown.length) {
   process.exit(1);
 }
 
-const summary = { generatedAt: new Date().toISOString(), parts: {} };
+const summary = { parts: {} };
 const failed = [];
 for (const part of wanted) {
   const { script, results } = PARTS[part];
@@ -75,8 +76,7 @@ for (const part of wanted) {
     results: exit.code === 0 && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : null,
   };
 }
-mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-writeFileSync(RESULTS_FILE, `${JSON.stringify(summary, null, 2)}\n`);
+writeBenchResult(RESULTS_FILE, summary, { parts: wanted });
 console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
 if (failed.length) {
   console.error(`bench:campaign: failed: ${failed.join(', ')}`);

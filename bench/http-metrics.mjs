@@ -5,15 +5,17 @@
 //      the same listener doing nothing, in a loop of fake requests;
 //   2. macro: a plain Express 5 app answering GET /healthz, without and with the middleware, each in
 //      its own process, loaded in turns with autocannon (50 connections); the ratio is with / without.
-// Knobs: BENCH_SECONDS (per run, default 5), BENCH_ROUNDS (default 3).
+// Knobs: BENCH_SECONDS (per run, default 5), BENCH_ROUNDS (default 3). Writes bench/results/http-metrics.json.
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { HttpMetrics, MetricsRegistry } from '@app/service-kit';
+import { writeBenchResult } from './lib/results.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const RESULTS_FILE = fileURLToPath(new URL('./results/http-metrics.json', import.meta.url));
 
 function micro() {
   const metrics = new HttpMetrics(new MetricsRegistry({ service: 'bench' }));
@@ -86,3 +88,9 @@ const { rounds, ratio } = await macro();
 for (const [i, r] of rounds.entries())
   console.log(`round ${i + 1}: plain Express ${r.plain.toFixed(0)} req/s, with metrics ${r.metrics.toFixed(0)} req/s`);
 console.log(`macro: GET /healthz with the metrics middleware / plain Express 5 = ${ratio.toFixed(3)}`);
+writeBenchResult(
+  RESULTS_FILE,
+  { micro: m, macro: { rounds, ratio } },
+  { secondsPerRun: SECONDS, rounds: ROUNDS, connections: 50, route: 'GET /healthz' },
+);
+console.log(`written: ${RESULTS_FILE}`);

@@ -23,7 +23,6 @@
 // bench's Redis keys. Writes bench/results/workflows.json.
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -39,6 +38,7 @@ import {
 } from '../scripts/lib/apps.mjs';
 import { deleteRedisKeys, dropDatabase, withSqlClient } from '../scripts/lib/databases.mjs';
 import { freePort, sleep, waitUntil } from '../scripts/lib/probes.mjs';
+import { writeBenchResult } from './lib/results.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -248,11 +248,7 @@ async function main() {
       `for an event no workflow listens to, worker idle)`,
   );
   console.log(`bench: /v1/track with 5 workflows / none = ${cost.ratio} (goal >= ${GOAL}: ${cost.ratio >= GOAL ? 'met' : 'MISSED'})`);
-  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  writeFileSync(
-    RESULTS_FILE,
-    `${JSON.stringify({ date: new Date().toISOString(), duration: DURATION, connections: CONNECTIONS, cost, starts }, null, 2)}\n`,
-  );
+  writeBenchResult(RESULTS_FILE, { cost, starts }, { durationSeconds: DURATION, connections: CONNECTIONS, rounds: ROUNDS });
 }
 
 await runBenchScript('bench:workflows', main, cleanup);

@@ -19,10 +19,10 @@
 // Knobs: BENCH_WORKERS, BENCH_CAMPAIGN_EMAILS, BENCH_SEND_CONCURRENCY, BENCH_SMTP_POOL_SIZE,
 // BENCH_SKIP_RATE=1 (only b), MAIL_DATABASE_URL (server), REDIS_URL. Always stops the processes, drops
 // the database and deletes the bench's Redis keys. Writes bench/results/campaign-delivery.json.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../../scripts/lib/apps.mjs';
 import { sleep } from '../../scripts/lib/probes.mjs';
+import { writeBenchResult } from '../lib/results.mjs';
 import { fail, runBenchScript } from '../lib/run-script.mjs';
 import { benchEnvironment, DOMAIN, verdict, withClient } from './lib.mjs';
 
@@ -213,8 +213,7 @@ async function main() {
       `campaign / transactional = ${throughput.ratio} (goal >= 0.85: ${verdict(ratioMet)})`,
   );
   console.log(misses.length ? `bench: MISSED: ${misses.join(', ')}` : 'bench: every delivery target met');
-  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  writeFileSync(RESULTS_FILE, `${JSON.stringify({ generatedAt: new Date().toISOString(), rate, throughput, missed: misses }, null, 2)}\n`);
+  writeBenchResult(RESULTS_FILE, { rate, throughput, missed: misses }, { emails: EMAILS, workers: WORKERS });
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
 }
 

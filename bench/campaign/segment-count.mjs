@@ -15,11 +15,11 @@
 // Knobs: BENCH_SEGMENT_CONTACTS, BENCH_SEGMENT_EVENTS, BENCH_SEGMENT_RUNS, MAIL_DATABASE_URL (server),
 // BENCH_SEGMENT_KEEP_DB=1 (keep the seeded database to study plans; drop it by hand). Else always drops
 // the database. Writes bench/results/segment-count.json.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { REPO_ROOT, missingEntryPoints, runMigrate, stopProcesses, withDatabase } from '../../scripts/lib/apps.mjs';
 import { dropDatabase, withSqlClient } from '../../scripts/lib/databases.mjs';
+import { writeBenchResult } from '../lib/results.mjs';
 import { fail, runBenchScript } from '../lib/run-script.mjs';
 
 const CONTACTS = Number(process.env.BENCH_SEGMENT_CONTACTS ?? 100_000);
@@ -230,23 +230,21 @@ async function main() {
       `bench: segment count ${counted.ms.toFixed(1)} ms (target < ${TARGET_MS} ms: ${counted.ms < TARGET_MS ? 'met' : 'MISSED'})`,
     );
 
-    mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-    const result = {
-      date: new Date().toISOString(),
-      contacts: CONTACTS,
-      events: EVENTS,
-      runs: RUNS,
-      baselineMs: baseline.ms,
-      segmentMs: counted.ms,
-      ratio,
-      members: counted.rows[0].n,
-      targetMs: TARGET_MS,
-      met: counted.ms < TARGET_MS,
-      plan,
-      probes,
-      measuredIn: Date.now() - start,
-    };
-    writeFileSync(RESULTS_FILE, `${JSON.stringify(result, null, 2)}\n`);
+    writeBenchResult(
+      RESULTS_FILE,
+      {
+        baselineMs: baseline.ms,
+        segmentMs: counted.ms,
+        ratio,
+        members: counted.rows[0].n,
+        targetMs: TARGET_MS,
+        met: counted.ms < TARGET_MS,
+        plan,
+        probes,
+        measuredIn: Date.now() - start,
+      },
+      { contacts: CONTACTS, events: EVENTS, runs: RUNS },
+    );
   });
 }
 

@@ -14,10 +14,11 @@
 // Knobs: BENCH_WORKERS, BENCH_SUPPRESSION_EMAILS, BENCH_SUPPRESSION_IMPORT_ONLY=1 (only b; keeps a's figures from
 // the results file, with their own generatedAt), MAIL_DATABASE_URL (server), REDIS_URL. Writes
 // bench/results/campaign-suppression.json.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../../scripts/lib/apps.mjs';
 import { sleep } from '../../scripts/lib/probes.mjs';
+import { writeBenchResult } from '../lib/results.mjs';
 import { fail, runBenchScript } from '../lib/run-script.mjs';
 import { benchEnvironment, DOMAIN, rssMb, sampleRss, verdict, withClient } from './lib.mjs';
 
@@ -159,9 +160,11 @@ function report(throughput, imported) {
       `${JSON.stringify(imported.result)}`,
   );
   console.log(misses.length ? `bench: MISSED: ${misses.join(', ')}` : 'bench: every suppression target met');
-  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  const result = { generatedAt: new Date().toISOString(), throughput, import: imported, missed: misses };
-  writeFileSync(RESULTS_FILE, `${JSON.stringify(result, null, 2)}\n`);
+  writeBenchResult(
+    RESULTS_FILE,
+    { throughput, import: imported, missed: misses },
+    { emails: EMAILS, workers: WORKERS, suppressed: SUPPRESSED, importRows: IMPORT_ROWS },
+  );
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
 }
 

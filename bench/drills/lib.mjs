@@ -275,7 +275,11 @@ export async function api(base, method, pathname, body) {
 }
 
 /** The drill's verdict: one line of what was expected and one of what happened. */
+/** Every verdict of this run, in order (run.mjs writes them to bench/results/drills.json). */
+export const verdicts = [];
+
 export function verdict(name, expected, happened, ok) {
   console.log(`\n[${ok ? 'PASS' : 'MISS'}] ${name}\n  expected: ${expected}\n  happened: ${happened}`);
+  verdicts.push({ name, expected, happened, passed: Boolean(ok) });
   return ok;
 }

@@ -4,9 +4,12 @@
 // (for the Postgres restart) a private embedded Postgres, never the machine's shared ones.
 //   DRILLS=campaign-kill,redis-campaign,redis-workflow,postgres-restart,racing-workers,api-kill (default: all)
 //   DRILL_CONTACTS (default 3000): the campaign audience.
+// Writes every verdict, with the drill's time, to bench/results/drills.json (DRILLS_RESULTS_FILE: another path).
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { freePort } from '../../scripts/lib/probes.mjs';
+import { writeBenchResult } from '../lib/results.mjs';
 import {
   api,
   cleanupAll,
@@ -22,10 +25,12 @@ import {
   startMailApi,
   startMailWorker,
   verdict,
+  verdicts,
   waitUntil,
 } from './lib.mjs';
 
 const CONTACTS = Number(process.env.DRILL_CONTACTS ?? 3000);
+const RESULTS_FILE = process.env.DRILLS_RESULTS_FILE ?? fileURLToPath(new URL('../results/drills.json', import.meta.url));
 const SHARED_PG = process.env.MAIL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function workerEnv(env) {
@@ -360,17 +365,24 @@ const DRILLS = {
 
 const selected = (process.env.DRILLS ?? Object.keys(DRILLS).join(',')).split(',').map((s) => s.trim());
 let failed = 0;
+const drills = [];
 for (const name of selected) {
   const drill = DRILLS[name];
   if (!drill) throw new Error(`unknown drill ${name}`);
+  const started = Date.now();
+  const first = verdicts.length;
+  let passed = false;
   try {
-    if (!(await drill())) failed += 1;
+    passed = Boolean(await drill());
   } catch (err) {
     verdict(name, 'the drill runs', `it failed: ${err.stack ?? err}`, false);
-    failed += 1;
   } finally {
     await cleanupAll();
   }
+  if (!passed) failed += 1;
+  drills.push({ drill: name, passed, seconds: Math.round((Date.now() - started) / 1000), verdicts: verdicts.slice(first) });
 }
 console.log(`\n${selected.length - failed}/${selected.length} drills passed`);
+writeBenchResult(RESULTS_FILE, { passed: selected.length - failed, of: selected.length, drills }, { drills: selected, contacts: CONTACTS });
+console.log(`written: ${RESULTS_FILE}`);
 process.exit(failed > 0 ? 1 : 0);

@@ -20,6 +20,9 @@ export interface StepRunResult {
   notBefore?: Date;
 }
 
+/** A webhook attempt's claim outlasts its request timeout by this much (the step queue's job lock too). */
+export const WEBHOOK_CLAIM_MARGIN_MS = 5000;
+
 /** The JSON sent when the step configures no body. */
 export function defaultWebhookBody(ctx: StepContextRow): unknown {
   return {
@@ -59,7 +62,7 @@ export class WorkflowWebhookStep {
   async attempt(scope: ProjectScope, ctx: StepContextRow, step: WebhookStep): Promise<StepRunResult> {
     const claimed = await this.steps.claimAttempt(this.dataSource, scope, {
       id: ctx.id,
-      lockMs: this.config.workflows.webhookTimeoutMs + 5000,
+      lockMs: this.config.workflows.webhookTimeoutMs + WEBHOOK_CLAIM_MARGIN_MS,
       maxAttempts: WEBHOOK_ATTEMPTS,
     });
     if (!claimed) return this.notClaimed(scope, ctx);

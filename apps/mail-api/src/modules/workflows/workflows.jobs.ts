@@ -6,7 +6,7 @@ import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../maintenance/maintenanc
 import { WAITING_UNTIL_DUE, WorkflowRunner } from './workflow-runner.service.js';
 import { WorkflowSweep } from './workflow-sweep.service.js';
 import { WorkflowTriggerService } from './workflow-trigger.service.js';
-import type { StepRunResult } from './workflow-webhook-step.js';
+import { WEBHOOK_CLAIM_MARGIN_MS, type StepRunResult } from './workflow-webhook-step.js';
 import {
   MailWorkflowJob,
   WORKFLOW_QUEUE,
@@ -38,9 +38,16 @@ export class WorkflowsJobs implements OwnsQueueWorkerOptions {
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,
   ) {}
 
-  /** Webhook steps wait on the network for up to 10 s: the step queue runs more at once than the default. */
+  /**
+   * Webhook steps wait on the network for up to MAIL_WEBHOOK_TIMEOUT_MS: the step queue runs more at once
+   * than the default. A job whose worker died is handed on once the webhook claim it could hold has lapsed
+   * (timeout + 5 s, the lock below), not after BullMQ's default 30 s lock and 30 s stall check: the late
+   * duplicate of a killed step comes, and finds its row finished, within one claim.
+   */
   queueWorkerOptions(queue: string): QueueWorkerOptions | undefined {
-    return queue === WORKFLOW_QUEUE ? { concurrency: this.config.workflows.concurrency } : undefined;
+    if (queue !== WORKFLOW_QUEUE) return undefined;
+    const lockDuration = this.config.workflows.webhookTimeoutMs + WEBHOOK_CLAIM_MARGIN_MS;
+    return { concurrency: this.config.workflows.concurrency, lockDuration, stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)) };
   }
 
   /**

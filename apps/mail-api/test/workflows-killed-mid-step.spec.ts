@@ -1,0 +1,165 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import type { MailProjectCredentials } from '@app/contracts';
+import { QueueService } from '@app/service-kit';
+import { startRedisServer, waitFor, type RedisServerHandle } from '@app/service-kit/testing';
+import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
+import { WORKFLOW_QUEUE } from '../src/modules/workflows/workflows.queue.js';
+import { insertVerifiedDomain } from './support/delivery-fixtures.js';
+import { bearer, createProject } from './support/mail-api-helpers.js';
+import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
+import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
+import { startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
+import { createWorkflow, startWebhookReceiver, track, waitForExecutions, type WebhookReceiver } from './support/workflow-test-kit.js';
+
+const DOMAIN = 'midstep.example.com';
+const CONTACT = 'midstep@recovery.test';
+/** Job states that mean work is still to come (a killed worker's job stays `active` until its lock lapses). */
+const UNFINISHED = ['active', 'wait', 'delayed', 'prioritized', 'waiting-children', 'paused'] as const;
+
+/**
+ * Worker processes (`node dist/worker.js`) SIGKILLed in the middle of a step's outside effect: while the
+ * receiver holds a WEBHOOK step's reply, then while the SMTP sink holds the DATA answer of a SEND_EMAIL
+ * step's email. Each kill lands on a positive signal (the request arrived; the DATA was read and its answer
+ * is held), and the assertions wait for the drain (the execution completed, the email is SENT, no job is
+ * left in either queue, the killed workers' stalled jobs included), so a late duplicate is counted too:
+ * at most the one in-flight repeat of the webhook, under one delivery id; one accepted copy of the email
+ * (the killed transaction never got its 250) with one Message-ID; one completion.
+ */
+describe('workflow steps killed mid-effect (worker processes, private Redis)', () => {
+  let redis: RedisServerHandle;
+  let t: MailTestApp;
+  let sink: SmtpSink;
+  let receiver: WebhookReceiver;
+  let db: DataSource;
+  let project: MailProjectCredentials;
+  let key: string;
+  let templateId: string;
+  const workers: WorkerProcess[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    sink = await startSmtpSink();
+    receiver = await startWebhookReceiver();
+    t = await startMailApp({ env: { REDIS_URL: redis.url, MAIL_SMTP_URL: sink.url } });
+    db = t.app.get(DataSource);
+    project = await createProject(t);
+    key = project.secretKey;
+    await insertVerifiedDomain(db, project.id, DOMAIN);
+    const template = await request(t.url)
+      .post('/templates')
+      .set(bearer(key))
+      .send({ name: 'T', subject: 'Hello {{email}}', body: '<p>Hi</p>', from: `team@${DOMAIN}` })
+      .expect(201);
+    templateId = template.body.id;
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.kill('SIGTERM')));
+  });
+  afterAll(async () => {
+    await t?.close();
+    await sink?.close();
+    await receiver?.close();
+    await redis?.stop();
+  });
+
+  async function startWorker(name: string): Promise<WorkerProcess> {
+    const worker = startWorkerProcess(
+      name,
+      workerEnv(t.config, {
+        MAIL_WORKFLOW_SWEEP_SECONDS: '1',
+        MAIL_CAMPAIGN_SWEEP_SECONDS: '1',
+        // A killed attempt's claim (and the step job's lock) lapses after 1 s + 5 s.
+        MAIL_WEBHOOK_TIMEOUT_MS: '1000',
+        MAIL_WEBHOOK_RETRY_BASE_MS: '50',
+        // An email whose send the kill interrupts is taken over after this.
+        MAIL_SEND_LOCK_SECONDS: '2',
+      }),
+    );
+    workers.push(worker);
+    await worker.ready;
+    return worker;
+  }
+
+  /** Jobs still to run in a queue, by state (an empty object once drained). */
+  async function unfinishedJobs(queue: string): Promise<Record<string, number>> {
+    const counts = await t.app
+      .get(QueueService)
+      .queue(queue)
+      .getJobCounts(...UNFINISHED);
+    return Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
+  }
+
+  it('a WEBHOOK reply held and a SEND_EMAIL mid-SMTP: one in-flight repeat each, one delivery id, one Message-ID, one completion', async () => {
+    const workflow = await createWorkflow(t, key, {
+      name: 'Killed mid-step',
+      eventName: 'signed_up',
+      enabled: true,
+      steps: [
+        { id: 'hook', type: 'WEBHOOK', config: { url: `${receiver.url}/hook` }, next: 'send' },
+        { id: 'send', type: 'SEND_EMAIL', config: { templateId }, next: 'after' },
+        { id: 'after', type: 'WEBHOOK', config: { url: `${receiver.url}/after` } },
+      ],
+    });
+    const hooks = (path: string) => receiver.requests.filter((r) => r.url === path);
+
+    // (a) A takes the WEBHOOK step; the receiver holds its reply; A dies with the request open.
+    receiver.holdNext(120_000);
+    const a = await startWorker('A');
+    await track(t, key, CONTACT, 'signed_up');
+    await waitFor(() => (hooks('/hook').length === 1 ? true : null), 20_000, 'the webhook request to arrive (its reply held)');
+    await a.kill('SIGKILL');
+    expect(hooks('/after')).toHaveLength(0);
+
+    // (b) B repeats the webhook once A's claim lapsed, then feeds the email; the sink holds its DATA answer; B dies mid-SMTP.
+    const dataBefore = sink.stats.dataReceived;
+    sink.delayNextData(120_000);
+    const b = await startWorker('B');
+    await waitFor(() => (sink.stats.held === 1 ? true : null), 30_000, 'the email to be mid-SMTP (DATA read, answer held)');
+    const [midSend] = await db.query<{ id: string; status: string }[]>(`SELECT id, status FROM emails WHERE project_id = $1`, [project.id]);
+    expect(midSend.status).toBe('SENDING');
+    expect(sink.messagesFor([midSend.id])).toHaveLength(0);
+    await b.kill('SIGKILL');
+
+    // C takes over the email after its send lock, and the killed workers' stalled jobs after theirs.
+    const c = await startWorker('C');
+    const [done] = await waitForExecutions(t, key, workflow.id, (list) => list[0]?.status === 'COMPLETED', 30_000);
+    await waitFor(
+      async () => {
+        const [email] = await db.query<{ status: string }[]>(`SELECT status FROM emails WHERE id = $1`, [midSend.id]);
+        if (email.status !== 'SENT') return null;
+        const left = { workflow: await unfinishedJobs(WORKFLOW_QUEUE), email: await unfinishedJobs(EMAIL_QUEUE) };
+        return Object.keys(left.workflow).length + Object.keys(left.email).length === 0 ? true : null;
+      },
+      30_000,
+      'the email SENT and both queues drained (the killed workers’ stalled jobs re-run)',
+    );
+
+    // The webhook: the killed attempt and its one repeat, both under the visit's delivery id; `after` once.
+    const hookIds = hooks('/hook').map((r) => r.headers['x-webhook-id']);
+    expect(hookIds).toHaveLength(2);
+    expect(new Set(hookIds)).toEqual(new Set([`${done.id}.hook.1`]));
+    expect(hooks('/after')).toHaveLength(1);
+    // The email: the killed transaction and its repeat reached DATA; the sink accepted one copy, one Message-ID.
+    expect(sink.stats.dataReceived - dataBefore).toBe(2);
+    const copies = sink.messages.filter((m) => m.envelope.to.includes(CONTACT));
+    expect(copies).toHaveLength(1);
+    expect(copies[0].messageId).toMatch(new RegExp(`^<${midSend.id}@`));
+    expect(await db.query(`SELECT count(*)::int AS n FROM emails WHERE project_id = $1`, [project.id])).toEqual([{ n: 1 }]);
+    // One execution, completed once; each step visited once (the webhook's attempts count the killed one).
+    const executions = await db.query<{ id: string; status: string }[]>(
+      `SELECT id, status FROM workflow_executions WHERE workflow_id = $1 AND completed_at IS NOT NULL`,
+      [workflow.id],
+    );
+    expect(executions).toEqual([{ id: done.id, status: 'COMPLETED' }]);
+    expect(
+      await db.query(`SELECT step_id, status, attempts FROM workflow_execution_steps WHERE execution_id = $1 ORDER BY seq`, [done.id]),
+    ).toEqual([
+      { step_id: 'hook', status: 'COMPLETED', attempts: 2 },
+      { step_id: 'send', status: 'COMPLETED', attempts: 1 },
+      { step_id: 'after', status: 'COMPLETED', attempts: 1 },
+    ]);
+    expect(a.output() + b.output() + c.output()).not.toContain(workflow.webhookSecret);
+  }, 60_000);
+});
