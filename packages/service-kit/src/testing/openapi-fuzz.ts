@@ -1,5 +1,11 @@
 import { randomInt } from 'node:crypto';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import fc from 'fast-check';
+import type { RouteEntry } from './route-table.js';
+
+// ajv-formats is CommonJS: under ESM its default import is the module object, the plugin its `default`.
+const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? addFormatsModule) as FormatsPlugin;
 
 /**
  * Request fuzzing driven by an app's own `/openapi.json`: every documented operation is called with
@@ -25,7 +31,7 @@ interface OpenApiOperation {
   operationId?: string;
   parameters?: OpenApiParameter[];
   requestBody?: { content?: Record<string, { schema?: Schema }> };
-  responses?: Record<string, { content?: Record<string, unknown> }>;
+  responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>;
 }
 
 export interface FuzzOperation {
@@ -40,6 +46,8 @@ export interface FuzzOperation {
   rawBody: boolean;
   /** The operation answers a stream (text/event-stream): a request may be cut off by the timeout. */
   streams: boolean;
+  /** Documented JSON body schema ($refs kept) per response status (`200`, `201`, `2XX`, `default`). */
+  responseSchemas: Record<string, Schema>;
 }
 
 export interface FuzzRequest {
@@ -95,6 +103,12 @@ export function operationsOf(doc: OpenApiDocument): FuzzOperation[] {
         bodySchema: json ? resolve(doc, json) : null,
         rawBody: !json && Object.keys(content).length > 0,
         streams: responseTypes.includes('text/event-stream') || /stream|chat/.test(path),
+        responseSchemas: Object.fromEntries(
+          Object.entries(operation.responses ?? {}).flatMap(([status, r]) => {
+            const schema = r.content?.['application/json']?.schema;
+            return schema ? [[status, schema]] : [];
+          }),
+        ),
       });
     }
   }
@@ -268,6 +282,104 @@ export function requestsFor(operation: FuzzOperation, knownIds: Record<string, s
   });
 }
 
+/**
+ * Checks a 2xx body against the schema the operation documents for that status (ajv, the document's
+ * components as the $ref target). Answers the problem, or null when the body fits. A 2xx status the
+ * operation does not document at all is a problem too: the document would be lying about the route.
+ */
+export class ResponseSchemas {
+  private readonly ajv;
+  private readonly compiled = new Map<string, ValidateFunction>();
+  /** Operations whose 2xx answers were checked against a schema, and those with nothing to check against. */
+  readonly checked = new Set<string>();
+  readonly unchecked = new Set<string>();
+
+  constructor(doc: OpenApiDocument) {
+    this.ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(this.ajv);
+    this.ajv.addSchema({ $id: 'openapi.json', components: nullableAsJsonSchema(doc.components ?? {}) });
+  }
+
+  problem(operation: FuzzOperation, response: FuzzResponse): string | null {
+    const name = `${operation.method.toUpperCase()} ${operation.path}`;
+    const status = String(response.status);
+    const documented = Object.keys(operation.responseSchemas);
+    const key = [status, `${status[0]}XX`, 'default'].find((k) => k in operation.responseSchemas);
+    if (key === undefined) {
+      this.unchecked.add(name);
+      // No JSON schema for this status: fine only for a body-less answer (204) or one that is not JSON.
+      if (documented.some((k) => k.startsWith('2')) && response.contentType.includes('json'))
+        return `answered ${status}, documented only ${documented.join(', ')}`;
+      return null;
+    }
+    if (!response.contentType.includes('json')) return `answered ${status} as ${response.contentType}, documented JSON`;
+    const validate = this.validatorFor(`${name} ${key}`, operation.responseSchemas[key] ?? {});
+    this.checked.add(name);
+    if (validate(response.body)) return null;
+    return `${status} body does not match its schema: ${this.ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 300)}`;
+  }
+
+  private validatorFor(id: string, schema: Record<string, unknown>): ValidateFunction {
+    const known = this.compiled.get(id);
+    if (known) return known;
+    // The operation's schema points at `#/components/...` of the document registered above.
+    const rebased = JSON.parse(
+      JSON.stringify(nullableAsJsonSchema(schema)).replaceAll('"#/components/', '"openapi.json#/components/'),
+    ) as object;
+    const validate = this.ajv.compile(rebased);
+    this.compiled.set(id, validate);
+    return validate;
+  }
+}
+
+/**
+ * OpenAPI 3.0's `nullable: true` as JSON Schema: `anyOf [the schema, null]`. Read wherever it stands,
+ * beside a `$ref` too (how @nestjs/swagger writes a nullable object, and how readers of the document
+ * take it), so the check holds the app to what its document tells a client.
+ */
+function nullableAsJsonSchema(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(nullableAsJsonSchema);
+  if (!value || typeof value !== 'object') return value;
+  const { nullable, ...rest } = value as Record<string, unknown>;
+  const converted = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, nullableAsJsonSchema(v)]));
+  if (nullable !== true) return nullable === undefined ? converted : { ...converted, nullable };
+  const { description, ...schema } = converted;
+  return { description, anyOf: [schema, { type: 'null' }] };
+}
+
+/** Express path `/templates/:id` as its OpenAPI template `/templates/{id}`. */
+export function openApiPathOf(expressPath: string): string {
+  return expressPath.replace(/:(\w+)/g, '{$1}');
+}
+
+/**
+ * Routes of the running app (its Express route table) that no fuzzed operation covers, minus the
+ * listed exclusions (each with its reason). A route served but missing from /openapi.json, or
+ * skipped by the fuzz run, shows up here.
+ */
+export function unfuzzedRoutes(routes: RouteEntry[], fuzzed: string[], excluded: (route: RouteEntry) => string | null): string[] {
+  const covered = new Set(fuzzed);
+  return routes
+    .filter((r) => !excluded(r))
+    .map((r) => `${r.method} ${openApiPathOf(r.path)}`)
+    .filter((key) => !covered.has(key));
+}
+
+/**
+ * The plain request of an operation: the first real id per path parameter, no query, no body. Run
+ * first (a fast-check example), so a read answers its 2xx and its body is checked against the schema;
+ * null when a path parameter has no real id.
+ */
+export function plainRequestFor(operation: FuzzOperation, knownIds: Record<string, string[]> = {}): FuzzRequest | null {
+  let path = operation.path;
+  for (const name of operation.pathParams) {
+    const id = knownIds[name]?.[0];
+    if (id === undefined) return null;
+    path = path.replace(`{${name}}`, encodeURIComponent(id));
+  }
+  return { path, query: {}, body: undefined };
+}
+
 export interface FuzzResponse {
   status: number;
   contentType: string;
@@ -277,9 +389,13 @@ export interface FuzzResponse {
 export interface FuzzTarget {
   baseUrl: string;
   doc: OpenApiDocument;
-  /** Headers of an authenticated caller (fresh per operation, so a logout cannot starve the rest). */
+  /** Headers of an authenticated caller, asked before every request (a spec may cache them per operation). */
   headers: (operation: FuzzOperation) => Promise<Record<string, string>> | Record<string, string>;
-  knownIds?: Record<string, string[]>;
+  /**
+   * Real ids per path parameter name: one map for every operation, or a map per operation (so
+   * `/campaigns/{id}` gets campaign ids and `/templates/{id}` template ids).
+   */
+  knownIds?: Record<string, string[]> | ((operation: FuzzOperation) => Record<string, string[]>);
   /** Answers why a 4xx body is not in the app's documented error shape, or null when it is. */
   errorShapeProblem: (response: FuzzResponse) => string | null;
   /** Operations left out, each with the reason (e.g. the endpoint that ends the caller's session). */
@@ -342,15 +458,32 @@ async function send(target: FuzzTarget, operation: FuzzOperation, req: FuzzReque
  * Answers the findings: any 5xx, any 4xx outside the error shape, any request that did not answer in
  * time (a non-streaming one). fast-check shrinks each failing request to a minimal one.
  */
-export async function fuzzOperations(
-  target: FuzzTarget,
-): Promise<{ findings: FuzzFinding[]; requests: number; operations: number; skipped: string[] }> {
+export interface FuzzRunResult {
+  findings: FuzzFinding[];
+  requests: number;
+  operations: number;
+  /** `METHOD /path/{param}` of every operation fuzzed (compare with the route table: unfuzzedRoutes). */
+  fuzzed: string[];
+  skipped: string[];
+  /** Milliseconds spent per fuzzed operation, slowest first: where a slow run goes. */
+  timings: { operation: string; ms: number }[];
+  /** Operations whose 2xx bodies were validated against a documented schema. */
+  schemaChecked: string[];
+}
+
+export async function fuzzOperations(target: FuzzTarget): Promise<FuzzRunResult> {
   const findings: FuzzFinding[] = [];
+  const fuzzed: string[] = [];
+  const timings: { operation: string; ms: number }[] = [];
+  const schemas = new ResponseSchemas(target.doc);
   const skipped: string[] = [];
   const short: string[] = [];
   let requests = 0;
   let operations = 0;
-  for (const operation of operationsOf(target.doc)) {
+  // Deletes last: a DELETE of the real fixture would turn every later read of it into a 404.
+  const all = operationsOf(target.doc);
+  const ordered = [...all.filter((o) => o.method !== 'delete'), ...all.filter((o) => o.method === 'delete')];
+  for (const operation of ordered) {
     const name = `${operation.method.toUpperCase()} ${operation.path}`;
     const reason = target.skip?.(operation);
     if (reason) {
@@ -358,8 +491,12 @@ export async function fuzzOperations(
       continue;
     }
     operations += 1;
+    fuzzed.push(name);
+    const started = performance.now();
+    const knownIds = typeof target.knownIds === 'function' ? target.knownIds(operation) : target.knownIds;
+    const plain = plainRequestFor(operation, knownIds);
     const result = await fc.check(
-      fc.asyncProperty(requestsFor(operation, target.knownIds), async (req) => {
+      fc.asyncProperty(requestsFor(operation, knownIds), async (req) => {
         requests += 1;
         const res = await send(target, operation, req);
         if (res === 'timeout') {
@@ -371,10 +508,15 @@ export async function fuzzOperations(
           const problem = target.errorShapeProblem(res);
           if (problem) throw new Error(`${res.status} outside the error shape (${problem}): ${JSON.stringify(res.body).slice(0, 300)}`);
         }
+        if (res.status >= 200 && res.status < 300) {
+          const problem = schemas.problem(operation, res);
+          if (problem) throw new Error(`${problem}: ${JSON.stringify(res.body).slice(0, 300)}`);
+        }
         return true;
       }),
-      { numRuns: target.numRuns, seed: target.seed, endOnFailure: true, maxSkipsPerRun: 0 },
+      { numRuns: target.numRuns, seed: target.seed, endOnFailure: true, maxSkipsPerRun: 0, examples: plain ? [[plain]] : [] },
     );
+    timings.push({ operation: name, ms: Math.round(performance.now() - started) });
     if (!result.failed && result.numRuns < target.numRuns) short.push(`${name} (${result.numRuns})`);
     if (result.failed && result.counterexample) {
       const [req] = result.counterexample;
@@ -390,7 +532,8 @@ export async function fuzzOperations(
   if (operations === 0 || short.length > 0) {
     throw new Error(`the fuzzer ran ${operations} operations; fewer than ${target.numRuns} cases for: ${short.join(', ')}`);
   }
-  return { findings, requests, operations, skipped };
+  timings.sort((x, y) => y.ms - x.ms);
+  return { findings, requests, operations, fuzzed, skipped, timings, schemaChecked: [...schemas.checked] };
 }
 
 /**
