@@ -144,6 +144,30 @@ describe('mail /suppressions', () => {
     expect(complaints.body.items).toEqual([{ email: 'cmp@example.com', reason: 'COMPLAINT', source: 'api', detail: null, createdAt: ISO }]);
   });
 
+  it('import of several staging batches: every row counted once, the first entry of a repeated address kept', async () => {
+    const lines = ['email,reason', 'First@Batch.example,COMPLAINT'];
+    for (let i = 0; i < 24_998; i++) lines.push(`many${i}@batch.example,${i % 2 ? 'HARD_BOUNCE' : ''}`);
+    lines.push('first@batch.example,MANUAL', 'many7@BATCH.example,MANUAL', 'no-at-sign.example,');
+    const res = await request(t.url)
+      .post('/suppressions/import')
+      .set(auth)
+      .set('Content-Type', 'text/csv')
+      .send(`${lines.join('\n')}\n`)
+      .expect(200);
+    expect(res.body).toEqual({ imported: 24_999, skipped: 2, invalid: 1 });
+    const db = t.app.get(DataSource);
+    const rows: { email: string; reason: string }[] = await db.query(
+      `SELECT email, reason FROM suppressions WHERE project_id = $1 AND lower(email) IN ('first@batch.example', 'many7@batch.example', 'many8@batch.example')
+        ORDER BY lower(email)`,
+      [p.id],
+    );
+    expect(rows).toEqual([
+      { email: 'First@Batch.example', reason: 'COMPLAINT' },
+      { email: 'many7@batch.example', reason: 'HARD_BOUNCE' },
+      { email: 'many8@batch.example', reason: 'MANUAL' },
+    ]);
+  });
+
   it('import refuses a body that is not text/csv (415) and a CSV without an email column (422), importing nothing', async () => {
     const json = await request(t.url).post('/suppressions/import').set(auth).send({ email: 'x@example.com' });
     expectMailError(json, 415, 'UNSUPPORTED_MEDIA_TYPE', /text\/csv/);

@@ -15,12 +15,12 @@ import {
   type MailSuppressionImport,
   type SuppressionReason,
 } from './suppressions.dto.js';
-import { SuppressionsRepository, toSuppression, type SuppressionToAdd } from './suppressions.repository.js';
+import { SuppressionsRepository, toSuppression } from './suppressions.repository.js';
 
 /** Rows a CSV import may hold (the header row not counted). */
 export const MAX_IMPORT_ROWS = 1_000_000;
-/** Rows inserted per statement during an import. */
-const IMPORT_BATCH = 5000;
+/** Rows staged per statement during an import. */
+const IMPORT_BATCH = 10_000;
 
 /**
  * A project's suppression list: the addresses it never mails again. Listed by the API (MANUAL, `api`),
@@ -60,9 +60,11 @@ export class SuppressionsService {
   }
 
   /**
-   * A CSV body (header row with an `email` column, optional `reason`), read as it arrives, inserted
-   * IMPORT_BATCH rows per statement in one transaction: a file over MAX_IMPORT_ROWS rows, or without
-   * an `email` column, changes nothing (422).
+   * A CSV body (header row with an `email` column, optional `reason`), read as it arrives, checked here
+   * and staged IMPORT_BATCH rows per statement into a temporary table, then added by one set-based
+   * statement, all in one transaction: a file over MAX_IMPORT_ROWS rows, or without an `email` column,
+   * changes nothing (413, 422). Memory stays bounded: the body is read only while at most one batch is
+   * being written (the request stream's own backpressure) and one more is being parsed.
    */
   async import(
     project: ProjectContext,
@@ -78,31 +80,69 @@ export class SuppressionsService {
   }
 
   private async importInto(tx: Db, scope: ProjectScope, body: AsyncIterable<Buffer | string>): Promise<MailSuppressionImport> {
-    const totals = { imported: 0, skipped: 0, invalid: 0 };
+    await this.suppressions.createImportStage(tx);
+    const stage = new ImportStage((firstSeq, rows) => this.suppressions.stageImportRows(tx, { firstSeq, rows }));
     let columns: { email: number; reason: number } | null = null;
     let rows = 0;
-    for await (const records of csvRecordBatches(body, { batchSize: IMPORT_BATCH, maxRecordChars: 2000 })) {
-      let start = 0;
-      if (!columns) {
-        columns = headerColumns(records[0]);
-        start = 1;
+    let invalid = 0;
+    try {
+      for await (const records of csvRecordBatches(body, { batchSize: IMPORT_BATCH, maxRecordChars: 2000 })) {
+        let start = 0;
+        if (!columns) {
+          columns = headerColumns(records[0]);
+          start = 1;
+        }
+        rows += records.length - start;
+        if (rows > MAX_IMPORT_ROWS) throw tooManyRows();
+        const valid: ImportRow[] = [];
+        for (let i = start; i < records.length; i++) {
+          const entry = importRow(records[i], columns);
+          if (entry) valid.push(entry);
+          else invalid += 1;
+        }
+        await stage.write(valid);
       }
-      const valid: SuppressionToAdd[] = [];
-      for (let i = start; i < records.length; i++) {
-        const entry = importRow(records[i], columns);
-        if (entry) valid.push(entry);
-        else totals.invalid += 1;
-      }
-      rows += records.length - start;
-      if (rows > MAX_IMPORT_ROWS) throw tooManyRows();
-      const added = await this.suppressions.insertMany(tx, scope, { rows: valid });
-      totals.imported += added;
-      totals.skipped += valid.length - added;
+    } finally {
+      await stage.settled(); // no statement may still run on the transaction's connection when it ends
     }
     if (!columns) throw invalidCsv('the body is empty: send a header row with an `email` column, then one address per row');
-    return totals;
+    await stage.flushed();
+    const imported = await this.suppressions.addStaged(tx, scope);
+    return { imported, skipped: stage.rows - imported, invalid };
   }
 }
+
+/**
+ * Writes batches to the staging table one at a time while the caller reads and checks the next one:
+ * `write` waits for the previous batch (so at most two are held), and a failed write surfaces at the
+ * next `write` or at `flushed`.
+ */
+class ImportStage {
+  rows = 0;
+  private writing: Promise<unknown> = Promise.resolve();
+  private failure: { error: unknown } | null = null;
+
+  constructor(private readonly writeBatch: (firstSeq: number, rows: ImportRow[]) => Promise<void>) {}
+
+  async write(batch: ImportRow[]): Promise<void> {
+    await this.flushed();
+    this.writing = this.writeBatch(this.rows, batch).catch((error: unknown) => {
+      this.failure ??= { error };
+    });
+    this.rows += batch.length;
+  }
+
+  async flushed(): Promise<void> {
+    await this.writing;
+    if (this.failure) throw this.failure.error;
+  }
+
+  async settled(): Promise<void> {
+    await this.writing;
+  }
+}
+
+type ImportRow = { email: string; reason: SuppressionReason };
 
 function headerColumns(header: string[]): { email: number; reason: number } {
   const names = header.map((h) => h.trim().toLowerCase());
@@ -111,13 +151,13 @@ function headerColumns(header: string[]): { email: number; reason: number } {
   return { email, reason: names.indexOf('reason') };
 }
 
-function importRow(record: string[], columns: { email: number; reason: number }): SuppressionToAdd | null {
+function importRow(record: string[], columns: { email: number; reason: number }): ImportRow | null {
   const email = (record[columns.email] ?? '').trim();
   if (email.length > MAX_EMAIL || !isPlainEmailAddress(email)) return null;
   const reasonText = columns.reason >= 0 ? (record[columns.reason] ?? '').trim().toUpperCase() : '';
   const reason = (reasonText || 'MANUAL') as SuppressionReason;
   if (!SUPPRESSION_REASONS.includes(reason)) return null;
-  return { email, reason, source: 'api', detail: null };
+  return { email, reason };
 }
 
 function invalidCsv(message: string): DomainError {
