@@ -8,26 +8,44 @@
 //      a misspelt or misplaced field (`livenessprobe`, `replicaz`) is an error, not silently ignored.
 // No kustomize or kubectl binary is needed: the kustomizations are rendered by the small renderer
 // below, which supports what k8s/ uses (resources, namespace, labels, images, patches: strategic
-// merge files and JSON 6902 with a target) and refuses any other kustomization field. When kubectl
+// merge files and JSON 6902 with a target; configMapGenerator with kustomize's hash-suffixed names and
+// the rewriting of every pod reference to them) and refuses any other kustomization field. When kubectl
 // is on the PATH, every target is also rendered with `kubectl kustomize` and must equal ours.
 // Custom resources of operators the overlays use (Prometheus Operator, External Secrets, KEDA) have
 // no schema in kubernetes-models: they are checked for their required fields only (CUSTOM_KINDS).
 //
-// Usage: node scripts/validate-k8s.mjs [--json <file>] [--print <base|dev|...>]
+// Usage: node scripts/validate-k8s.mjs [--json <file> [--render-only]] [--print <base|dev|...>] [--k8s <dir>]
 //   --json   also writes the rendered objects ({targets: {base: [...], dev: [...]}, templates: [...]})
 //   --print  writes the rendered YAML of one target to stdout (like `kubectl kustomize`) and exits
+//   --k8s    renders another copy of the k8s/ tree (default k8s/)
+//   --render-only  with --json: writes the rendered objects and validates nothing
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
 import YAML from 'yaml';
 
 const REPO = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const K8S = path.join(REPO, 'k8s');
+const ARGS = process.argv.slice(2);
+const option = (name) => (ARGS.includes(name) ? ARGS[ARGS.indexOf(name) + 1] : undefined);
+/** The tree rendered: k8s/, or a copy (`--k8s <dir>`: the spec renders an edited copy to see a config change roll). */
+const SOURCE = option('--k8s') ? path.resolve(option('--k8s')) : K8S;
 /** Objects applied by hand (not part of any kustomization), validated as they are. */
 const TEMPLATES = ['k8s/base/secrets.template.yaml'];
-const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'namespace', 'labels', 'resources', 'components', 'images', 'patches']);
+const SUPPORTED_FIELDS = new Set([
+  'apiVersion',
+  'kind',
+  'namespace',
+  'labels',
+  'resources',
+  'components',
+  'images',
+  'patches',
+  'generatorOptions',
+  'configMapGenerator',
+]);
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'PersistentVolume', 'StorageClass', 'PriorityClass']);
 
 /** Custom resources the overlays use: `apiVersion kind` -> the spec fields each must have. */
@@ -50,7 +68,12 @@ const id = (obj) => `${obj.kind}/${obj.metadata?.name}`;
 
 // ---- rendering ---------------------------------------------------------------------------------
 
+/** A kustomization rendered as `kubectl kustomize` does: generated ConfigMaps get their hash suffix last. */
 function render(dir) {
+  return suffixGeneratedNames(renderTree(dir));
+}
+
+function renderTree(dir) {
   const file = path.join(dir, 'kustomization.yaml');
   if (!existsSync(file)) throw new ManifestError(`${path.relative(REPO, dir)}: no kustomization.yaml`);
   const [kustomization] = readYamlDocuments(file);
@@ -62,8 +85,9 @@ function render(dir) {
   for (const entry of kustomization.resources ?? []) {
     const target = path.resolve(dir, entry);
     if (!existsSync(target)) throw new ManifestError(`${where}: resource ${entry} does not exist`);
-    objects.push(...(statSync(target).isDirectory() ? render(target) : readYamlDocuments(target)));
+    objects.push(...(statSync(target).isDirectory() ? renderTree(target) : readYamlDocuments(target)));
   }
+  objects = generateConfigMaps(objects, kustomization, dir, where);
   // Components (kind: Component) add their resources and patch what the kustomization has so far.
   for (const entry of kustomization.components ?? []) {
     const componentDir = path.resolve(dir, entry);
@@ -92,6 +116,151 @@ function render(dir) {
   }
   return objects;
 }
+
+// ---- configMapGenerator ------------------------------------------------------------------------
+
+/** ConfigMaps made by a generator: they get the hash suffix once the top kustomization is rendered. */
+const GENERATED = new WeakSet();
+const GENERATOR_FIELDS = new Set(['name', 'behavior', 'envs', 'literals', 'options']);
+
+/** `KEY=value` pairs of a kustomize env file: `#` comments and blank lines skipped, the value verbatim. */
+function readEnvFile(file, where) {
+  const pairs = [];
+  for (const raw of readFileSync(file, 'utf8')
+    .replace(/^\uFEFF/, '')
+    .split('\n')) {
+    const line = raw.replace(/\r$/, '').trimStart();
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.indexOf('=');
+    if (at < 0)
+      throw new ManifestError(
+        `${where}: ${path.relative(REPO, file)}: "${line}" has no "=" (kustomize would read the value from its own environment)`,
+      );
+    pairs.push([line.slice(0, at), line.slice(at + 1)]);
+  }
+  return pairs;
+}
+
+/** `KEY=value` literals: kustomize drops one pair of matching quotes around the value. */
+function parseLiteral(literal, where) {
+  const at = literal.indexOf('=');
+  if (at < 1) throw new ManifestError(`${where}: configMapGenerator literal "${literal}" is not KEY=value`);
+  const value = literal.slice(at + 1);
+  const quoted = value.length >= 2 && (value[0] === '"' || value[0] === "'") && value.at(-1) === value[0];
+  return [literal.slice(0, at), quoted ? value.slice(1, -1) : value];
+}
+
+function generatorData(generator, dir, where) {
+  const data = {};
+  const pairs = [
+    ...(generator.envs ?? []).flatMap((file) => readEnvFile(path.resolve(dir, file), where)),
+    ...(generator.literals ?? []).map((literal) => parseLiteral(literal, where)),
+  ];
+  for (const [key, value] of pairs) {
+    if (!/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(key))
+      throw new ManifestError(`${where}: ${generator.name}: "${key}" is not a valid ConfigMap key`);
+    if (key in data) throw new ManifestError(`${where}: ${generator.name}: key ${key} is set twice`);
+    data[key] = value;
+  }
+  return data;
+}
+
+/** Runs a kustomization's configMapGenerator on the objects of its resources (create, merge or replace). */
+function generateConfigMaps(objects, kustomization, dir, where) {
+  const shared = kustomization.generatorOptions ?? {};
+  for (const generator of kustomization.configMapGenerator ?? []) {
+    for (const field of Object.keys(generator)) {
+      if (!GENERATOR_FIELDS.has(field))
+        throw new ManifestError(`${where}: configMapGenerator field "${field}" is not supported by this renderer`);
+    }
+    const options = { ...shared, ...generator.options };
+    for (const field of Object.keys(options)) {
+      if (!['labels', 'annotations', 'disableNameSuffixHash'].includes(field)) {
+        throw new ManifestError(`${where}: generator option "${field}" is not supported by this renderer`);
+      }
+    }
+    const labels = { ...shared.labels, ...generator.options?.labels };
+    const annotations = { ...shared.annotations, ...generator.options?.annotations };
+    const data = generatorData(generator, dir, where);
+    const behavior = generator.behavior ?? 'create';
+    const existing = objects.find((o) => o.kind === 'ConfigMap' && o.metadata?.name === generator.name);
+    if (behavior === 'create') {
+      if (existing) throw new ManifestError(`${where}: ConfigMap/${generator.name} already exists (use behavior: merge or replace)`);
+      const metadata = { name: generator.name };
+      if (Object.keys(annotations).length) metadata.annotations = annotations;
+      if (Object.keys(labels).length) metadata.labels = labels;
+      const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata, data };
+      if (!options.disableNameSuffixHash) GENERATED.add(configMap);
+      objects.push(configMap);
+      continue;
+    }
+    if (!['merge', 'replace'].includes(behavior)) throw new ManifestError(`${where}: generator behavior "${behavior}" is not supported`);
+    if (!existing || !GENERATED.has(existing))
+      throw new ManifestError(`${where}: ${behavior} of ConfigMap/${generator.name}, which no generator below made`);
+    existing.data = behavior === 'merge' ? { ...existing.data, ...data } : data;
+    if (Object.keys(labels).length) existing.metadata.labels = { ...existing.metadata.labels, ...labels };
+    if (Object.keys(annotations).length) existing.metadata.annotations = { ...existing.metadata.annotations, ...annotations };
+  }
+  return objects;
+}
+
+/**
+ * kustomize's name hash (api/hasher): sha256 of Go's json.Marshal of {data, kind, name} (keys sorted,
+ * `<`, `>`, `&`, U+2028 and U+2029 escaped as Go does), its first 10 hex digits with 0 1 3 a e spelt
+ * g h k m t (so the suffix never reads as a number or a word). The name in it is empty: kustomize 5
+ * hashes a generated ConfigMap before it names it (measured: `literals: [a=b]` gives x-4h2mbtbbt6,
+ * the hash of {"data":{"a":"b"},"kind":"ConfigMap","name":""}), so two generators with the same data
+ * share a suffix.
+ */
+function configMapHash(configMap) {
+  const sorted = (value) =>
+    value && typeof value === 'object'
+      ? Object.fromEntries(
+          Object.keys(value)
+            .sort()
+            .map((key) => [key, sorted(value[key])]),
+        )
+      : value;
+  const goJson = JSON.stringify(sorted({ kind: 'ConfigMap', name: '', data: configMap.data ?? {} })).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  const hex = createHash('sha256').update(goJson).digest('hex');
+  return [...hex.slice(0, 10)].map((c) => ({ 0: 'g', 1: 'h', 3: 'k', a: 'm', e: 't' })[c] ?? c).join('');
+}
+
+/** Each pod reference to a ConfigMap by name: envFrom, env valueFrom, volumes (plain and projected). */
+function configMapReferences(obj) {
+  const refs = [];
+  for (const template of obj.kind === 'Pod' ? [obj] : podTemplates(obj)) {
+    const spec = template.spec ?? {};
+    for (const container of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) {
+      for (const source of container.envFrom ?? []) if (source.configMapRef) refs.push(source.configMapRef);
+      for (const variable of container.env ?? []) if (variable.valueFrom?.configMapKeyRef) refs.push(variable.valueFrom.configMapKeyRef);
+    }
+    for (const volume of spec.volumes ?? []) {
+      if (volume.configMap) refs.push(volume.configMap);
+      for (const source of volume.projected?.sources ?? []) if (source.configMap) refs.push(source.configMap);
+    }
+  }
+  return refs;
+}
+
+/** The generated ConfigMaps renamed `<name>-<hash>`, and every reference in their namespace renamed with them. */
+function suffixGeneratedNames(objects) {
+  for (const configMap of objects.filter((o) => GENERATED.has(o))) {
+    const { name, namespace } = configMap.metadata;
+    const hashed = `${name}-${configMapHash(configMap)}`;
+    for (const obj of objects) {
+      if (obj.metadata?.namespace !== namespace) continue;
+      for (const ref of configMapReferences(obj)) if (ref.name === name) ref.name = hashed;
+    }
+    configMap.metadata.name = hashed;
+  }
+  return objects;
+}
+
+// ---- transformers ------------------------------------------------------------------------------
 
 function podTemplates(obj) {
   if (obj.kind === 'Deployment' || obj.kind === 'StatefulSet' || obj.kind === 'DaemonSet' || obj.kind === 'Job') {
@@ -239,7 +408,9 @@ async function validateSchemas(objects, label) {
 }
 
 /** TypeScript's excess-property check of every object against its kubernetes-models interface. */
-function validateStrict(entries) {
+async function validateStrict(entries) {
+  // Loaded only to validate: rendering alone (--print, --render-only) stays quick.
+  const { default: ts } = await import('typescript');
   const file = path.join(K8S, '__strict_check__.ts');
   const imports = new Map();
   const lines = [];
@@ -280,8 +451,8 @@ function validateStrict(entries) {
 }
 
 async function renderAll() {
-  const targets = { base: render(path.join(K8S, 'base')) };
-  const overlays = path.join(K8S, 'overlays');
+  const targets = { base: render(path.join(SOURCE, 'base')) };
+  const overlays = path.join(SOURCE, 'overlays');
   for (const name of existsSync(overlays) ? readdirSync(overlays).sort() : []) targets[name] = render(path.join(overlays, name));
   const templates = TEMPLATES.flatMap((file) => readYamlDocuments(path.join(REPO, file)));
   return { targets, templates };
@@ -311,7 +482,7 @@ function compareWithKubectl(targets) {
   }
   const problems = [];
   for (const [label, objects] of Object.entries(targets)) {
-    const dir = label === 'base' ? path.join(K8S, 'base') : path.join(K8S, 'overlays', label);
+    const dir = label === 'base' ? path.join(SOURCE, 'base') : path.join(SOURCE, 'overlays', label);
     const theirs = canonical(
       YAML.parseAllDocuments(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }))
         .map((d) => d.toJS())
@@ -326,14 +497,17 @@ function compareWithKubectl(targets) {
 }
 
 async function main() {
-  const args = process.argv.slice(2);
-  const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
   const rendered = await renderAll();
   const printTarget = option('--print');
   if (printTarget) {
     const objects = rendered.targets[printTarget];
     if (!objects) throw new ManifestError(`no target "${printTarget}" (${Object.keys(rendered.targets).join(', ')})`);
     process.stdout.write(objects.map((o) => YAML.stringify(o)).join('---\n'));
+    return;
+  }
+  const jsonFile = option('--json');
+  if (jsonFile && ARGS.includes('--render-only')) {
+    writeFileSync(jsonFile, JSON.stringify(rendered, null, 2));
     return;
   }
   const entries = [
@@ -343,7 +517,7 @@ async function main() {
   const problems = [];
   for (const [label, objects] of Object.entries(rendered.targets)) problems.push(...(await validateSchemas(objects, label)));
   problems.push(...(await validateSchemas(rendered.templates, 'template')));
-  problems.push(...validateStrict(entries));
+  problems.push(...(await validateStrict(entries)));
   const kubectl = compareWithKubectl(rendered.targets);
   if (kubectl) problems.push(...kubectl);
   const version = JSON.parse(readFileSync(path.join(REPO, 'node_modules/kubernetes-models/package.json'), 'utf8')).version;
@@ -355,7 +529,6 @@ async function main() {
       .join(', ');
     console.log(`${label.padEnd(9)} ${String(objects.length).padStart(3)} objects: ${summary}`);
   }
-  const jsonFile = option('--json');
   if (jsonFile) writeFileSync(jsonFile, JSON.stringify(rendered, null, 2));
   if (problems.length) {
     console.error(`\n${problems.length} problem(s):`);

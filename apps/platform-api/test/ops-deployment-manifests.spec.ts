@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -83,6 +83,12 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
     if (!found) throw new Error(`no ${kind}/${name}`);
     return found;
   };
+  /** A generated ConfigMap (configMapGenerator): its name is `<name>-<hash of its data>`. */
+  const findConfig = (objects: K8sObject[], name: string) => {
+    const found = objects.filter((o) => o.kind === 'ConfigMap' && new RegExp(`^${name}-[0-9a-z]{10}$`).test(o.metadata.name));
+    if (found.length !== 1) throw new Error(`${found.length} generated ConfigMaps ${name}-<hash>`);
+    return found[0];
+  };
 
   it('renders the base and every overlay, every object valid against the Kubernetes schemas, unknown fields refused', () => {
     expect(Object.keys(rendered.targets)).toEqual(['base', 'dev', 'production', 'production-keda']);
@@ -96,7 +102,7 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
   it('runs each API and worker with probes on /readyz and /healthz, requests and limits, and a restricted security context', () => {
     for (const [target, objects] of all()) {
       for (const app of Object.values(APPS)) {
-        const config = find(objects, 'ConfigMap', app.config).data ?? {};
+        const config = findConfig(objects, app.config).data ?? {};
         for (const [name, role] of [
           [app.api, 'api'],
           [app.worker, 'worker'],
@@ -129,7 +135,7 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
           expect({ where, mounts }).toEqual({ where, mounts: [config.DATA_DIR, '/tmp'].sort() });
           expect({ where, envFrom: container.envFrom }).toEqual({
             where,
-            envFrom: [{ configMapRef: { name: app.config } }, { secretRef: { name: app.secret } }],
+            envFrom: [{ configMapRef: { name: findConfig(objects, app.config).metadata.name } }, { secretRef: { name: app.secret } }],
           });
           expect({ where, annotations: deployment.spec.template.metadata.annotations }).toEqual({
             where,
@@ -235,6 +241,47 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
     }
   });
 
+  it('generates the ConfigMaps with a hash of their data in the name: a config change is a new ConfigMap and a new pod template for exactly the pods that read it', async () => {
+    // An edited copy of k8s/: one mail value changed in the base.
+    const copy = path.join(tmp, 'k8s-edited');
+    cpSync(path.join(REPO, 'k8s'), copy, { recursive: true });
+    const envFile = path.join(copy, 'base/config/mail.env');
+    const original = readFileSync(envFile, 'utf8');
+    const edited = original.replace(/^MAIL_RATE_PER_SECOND=.*$/m, 'MAIL_RATE_PER_SECOND=15');
+    expect(edited).not.toBe(original);
+    writeFileSync(envFile, edited);
+    const podTemplate = (objects: K8sObject[], kind: string, name: string) => JSON.stringify(find(objects, kind, name).spec.template);
+    const out = path.join(tmp, 'rendered-edited.json');
+    await run(process.execPath, ['scripts/validate-k8s.mjs', '--k8s', copy, '--json', out, '--render-only'], { cwd: REPO });
+    const edits = JSON.parse(readFileSync(out, 'utf8')) as typeof rendered;
+    expect(Object.keys(edits.targets)).toEqual(Object.keys(rendered.targets));
+    for (const [target, after] of Object.entries(edits.targets)) {
+      const before = rendered.targets[target];
+      const [mailBefore, mailAfter] = [findConfig(before, 'mail-config'), findConfig(after, 'mail-config')];
+      expect({ target, renamed: mailAfter.metadata.name !== mailBefore.metadata.name }).toEqual({ target, renamed: true });
+      expect(mailAfter.data?.MAIL_RATE_PER_SECOND).toBe('15');
+      // Every mail pod reads the new ConfigMap (so the Deployments roll and the Job is a new one)...
+      for (const [kind, name] of [
+        ['Deployment', 'mail-api'],
+        ['Deployment', 'mail-worker'],
+        ['Job', 'mail-migrate'],
+      ]) {
+        const template = podTemplate(after, kind, name);
+        expect({ target, name, reads: template.includes(`"${mailAfter.metadata.name}"`) }).toEqual({ target, name, reads: true });
+        expect({ target, name, same: template === podTemplate(before, kind, name) }).toEqual({ target, name, same: false });
+      }
+      // ...and the platform's ConfigMap and pods are untouched.
+      expect(findConfig(after, 'platform-config').metadata.name).toBe(findConfig(before, 'platform-config').metadata.name);
+      for (const name of ['platform-api', 'platform-worker']) {
+        expect({ target, name, same: podTemplate(after, 'Deployment', name) === podTemplate(before, 'Deployment', name) }).toEqual({
+          target,
+          name,
+          same: true,
+        });
+      }
+    }
+  }, 30_000);
+
   it('production: images by digest, zone spread, restricted PSA, PodMonitors with METRICS_TOKEN, alert rules; dev pulls mutable tags always', () => {
     const production = rendered.targets.production;
     const namespace = find(production, 'Namespace', 'backoffice');
@@ -287,7 +334,7 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
     expect(find(production, 'Service', 'mail-worker-inbound').spec.type).toBe('LoadBalancer');
     // The bounce listener's container port is the one the worker is configured to listen on.
     for (const [target, objects] of all()) {
-      const inboundPort = find(objects, 'ConfigMap', 'mail-config').data?.MAIL_INBOUND_SMTP_PORT;
+      const inboundPort = findConfig(objects, 'mail-config').data?.MAIL_INBOUND_SMTP_PORT;
       const ports = find(objects, 'Deployment', 'mail-worker').spec.template.spec.containers[0].ports;
       expect({ target, port: String(ports.find((p: { name: string }) => p.name === 'smtp-inbound')?.containerPort) }).toEqual({
         target,
@@ -387,7 +434,7 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
     const documented = documentedVariables();
     const base = rendered.targets.base;
     for (const [key, app] of Object.entries(APPS) as [keyof typeof APPS, (typeof APPS)[keyof typeof APPS]][]) {
-      const configKeys = Object.keys(find(base, 'ConfigMap', app.config).data ?? {});
+      const configKeys = Object.keys(findConfig(base, app.config).data ?? {});
       const secretKeys = Object.keys(find(rendered.templates, 'Secret', app.secret).stringData ?? {});
       const keys = new Set([...configKeys, ...secretKeys]);
       expect({ app: key, missing: [...documented[key]].filter((v) => !keys.has(v)) }).toEqual({ app: key, missing: [] });
@@ -397,7 +444,7 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
       // The dev overlay's secret has the template's keys.
       expect(Object.keys(find(rendered.targets.dev, 'Secret', app.secret).stringData ?? {}).sort()).toEqual(secretKeys.sort());
       // The ports the manifests use are the code's defaults (and the images' HEALTHCHECK defaults).
-      const config = find(base, 'ConfigMap', app.config).data ?? {};
+      const config = findConfig(base, app.config).data ?? {};
       expect(config[app.portVar]).toBe(defaultOf(app.source, app.portVar));
       expect(config[app.metricsVar]).toBe(defaultOf(app.source, app.metricsVar));
     }
