@@ -23,7 +23,7 @@ describe('marketing feed: exactly the emails asked for, per project', () => {
 
   beforeAll(async () => {
     t = await createMailTestEnv();
-    db = await new DataSource({ ...mailDataSourceOptions(t.config.databaseUrl), url: t.config.databaseUrl }).initialize();
+    db = await new DataSource(mailDataSourceOptions(t.config.databaseUrl)).initialize();
     emails = new EmailDeliveryRepository(t.config);
     projects = [];
     for (const name of ['A', 'B']) {

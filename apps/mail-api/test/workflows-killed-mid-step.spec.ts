@@ -16,7 +16,7 @@ import { createWorkflow, startWebhookReceiver, track, waitForExecutions, type We
 const DOMAIN = 'midstep.example.com';
 const CONTACT = 'midstep@recovery.test';
 /** Job states that mean work is still to come (a killed worker's job stays `active` until its lock lapses). */
-const UNFINISHED = ['active', 'wait', 'delayed', 'prioritized', 'waiting-children', 'paused'] as const;
+const UNFINISHED = ['active', 'wait', 'delayed', 'prioritized', 'waiting-children'] as const;
 
 /**
  * Worker processes (`node dist/worker.js`) SIGKILLed in the middle of a step's outside effect: while the
