@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
@@ -10,8 +10,8 @@ import { insertVerifiedDomain } from './support/delivery-fixtures.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
-import { startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
-import { createWorkflow, startWebhookReceiver, track, waitForExecutions, type WebhookReceiver } from './support/workflow-test-kit.js';
+import { startWorkerProcess, workerEnv, workerOwningConnection, type WorkerProcess } from './support/worker-process.js';
+import { createWorkflow, listExecutions, startWebhookReceiver, track, type WebhookReceiver } from './support/workflow-test-kit.js';
 
 const DOMAIN = 'midstep.example.com';
 const CONTACT = 'midstep@recovery.test';
@@ -53,11 +53,13 @@ describe('workflow steps killed mid-effect (worker processes, private Redis)', (
       .send({ name: 'T', subject: 'Hello {{email}}', body: '<p>Hi</p>', from: `team@${DOMAIN}` })
       .expect(201);
     templateId = template.body.id;
-  });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.kill('SIGTERM')));
-  });
+    // Three workers, booted together before the test (a boot takes seconds, and up to a minute on a loaded
+    // machine: not the test's budget); each kill hits the one the server sees the effect coming from
+    // (`workerOwningConnection`).
+    await Promise.all(['A', 'B', 'C'].map((name) => startWorker(name)));
+  }, 120_000);
   afterAll(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.kill('SIGTERM')));
     await t?.close();
     await sink?.close();
     await receiver?.close();
@@ -70,17 +72,27 @@ describe('workflow steps killed mid-effect (worker processes, private Redis)', (
       workerEnv(t.config, {
         MAIL_WORKFLOW_SWEEP_SECONDS: '1',
         MAIL_CAMPAIGN_SWEEP_SECONDS: '1',
-        // A killed attempt's claim (and the step job's lock) lapses after 1 s + 5 s.
-        MAIL_WEBHOOK_TIMEOUT_MS: '1000',
+        // A killed attempt's claim (and the step job's lock) lapses after 0.2 s + 5 s.
+        MAIL_WEBHOOK_TIMEOUT_MS: '200',
         MAIL_WEBHOOK_RETRY_BASE_MS: '50',
         // An email whose send the kill interrupts is taken over after this.
-        MAIL_SEND_LOCK_SECONDS: '2',
+        MAIL_SEND_LOCK_SECONDS: '1',
       }),
     );
     workers.push(worker);
     await worker.ready;
     return worker;
   }
+
+  /** What the spec saw so far, for a wait that timed out. */
+  const seen = async () =>
+    JSON.stringify({
+      webhookRequests: receiver.requests.map((r) => `${r.url} ${String(r.headers['x-webhook-id'])}`),
+      dataTransfers: sink.stats.dataReceived,
+      acceptedCopies: sink.messages.filter((m) => m.envelope.to.includes(CONTACT)).length,
+      emails: await db.query(`SELECT status, attempts FROM emails WHERE project_id = $1`, [project.id]),
+      unfinished: { workflow: await unfinishedJobs(WORKFLOW_QUEUE), email: await unfinishedJobs(EMAIL_QUEUE) },
+    });
 
   /** Jobs still to run in a queue, by state (an empty object once drained). */
   async function unfinishedJobs(queue: string): Promise<Record<string, number>> {
@@ -103,38 +115,52 @@ describe('workflow steps killed mid-effect (worker processes, private Redis)', (
       ],
     });
     const hooks = (path: string) => receiver.requests.filter((r) => r.url === path);
+    // One deadline for every wait, inside the test's timeout: a wait that never ends fails naming what it waited for.
+    const deadline = Date.now() + 50_000;
+    const until = async <T>(probe: () => T | null | Promise<T | null>, what: string): Promise<T> => {
+      try {
+        return await waitFor(probe, Math.max(0, deadline - Date.now()), what);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; seen: ${await seen()}`, { cause: err });
+      }
+    };
 
-    // (a) A takes the WEBHOOK step; the receiver holds its reply; A dies with the request open.
+    const running = workers;
+    const alive = () => running.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+
+    // (a) One worker takes the WEBHOOK step; the receiver holds its reply; that worker dies with the request open.
     receiver.holdNext(120_000);
-    const a = await startWorker('A');
     await track(t, key, CONTACT, 'signed_up');
-    await waitFor(() => (hooks('/hook').length === 1 ? true : null), 20_000, 'the webhook request to arrive (its reply held)');
-    await a.kill('SIGKILL');
-    expect(hooks('/after')).toHaveLength(0);
-
-    // (b) B repeats the webhook once A's claim lapsed, then feeds the email; the sink holds its DATA answer; B dies mid-SMTP.
+    await until(() => (hooks('/hook').length === 1 ? true : null), 'the webhook request to arrive (its reply held)');
+    const hookSender = workerOwningConnection(running, hooks('/hook')[0].remotePort!);
+    expect(hookSender).not.toBeNull();
     const dataBefore = sink.stats.dataReceived;
     sink.delayNextData(120_000);
-    const b = await startWorker('B');
-    await waitFor(() => (sink.stats.held === 1 ? true : null), 30_000, 'the email to be mid-SMTP (DATA read, answer held)');
+    await hookSender!.kill('SIGKILL');
+    expect(hooks('/after')).toHaveLength(0);
+
+    // (b) Another repeats the webhook once the claim lapsed and the email is fed; the sink holds its DATA
+    // answer; the worker sending it dies mid-SMTP.
+    const clientPort = await until(() => [...sink.heldClientPorts][0] ?? null, 'the email to be mid-SMTP (DATA read, answer held)');
     const [midSend] = await db.query<{ id: string; status: string }[]>(`SELECT id, status FROM emails WHERE project_id = $1`, [project.id]);
     expect(midSend.status).toBe('SENDING');
     expect(sink.messagesFor([midSend.id])).toHaveLength(0);
-    await b.kill('SIGKILL');
+    const emailSender = workerOwningConnection(alive(), clientPort);
+    expect(emailSender).not.toBeNull();
+    await emailSender!.kill('SIGKILL');
+    expect(alive()).toHaveLength(1);
 
-    // C takes over the email after its send lock, and the killed workers' stalled jobs after theirs.
-    const c = await startWorker('C');
-    const [done] = await waitForExecutions(t, key, workflow.id, (list) => list[0]?.status === 'COMPLETED', 30_000);
-    await waitFor(
-      async () => {
-        const [email] = await db.query<{ status: string }[]>(`SELECT status FROM emails WHERE id = $1`, [midSend.id]);
-        if (email.status !== 'SENT') return null;
-        const left = { workflow: await unfinishedJobs(WORKFLOW_QUEUE), email: await unfinishedJobs(EMAIL_QUEUE) };
-        return Object.keys(left.workflow).length + Object.keys(left.email).length === 0 ? true : null;
-      },
-      30_000,
-      'the email SENT and both queues drained (the killed workers’ stalled jobs re-run)',
-    );
+    // The last worker takes over the email after its send lock, and the killed workers' stalled jobs after theirs.
+    const [done] = await until(async () => {
+      const list = await listExecutions(t, key, workflow.id);
+      return list[0]?.status === 'COMPLETED' ? list : null;
+    }, 'the execution to complete');
+    await until(async () => {
+      const [email] = await db.query<{ status: string }[]>(`SELECT status FROM emails WHERE id = $1`, [midSend.id]);
+      if (email.status !== 'SENT') return null;
+      const left = { workflow: await unfinishedJobs(WORKFLOW_QUEUE), email: await unfinishedJobs(EMAIL_QUEUE) };
+      return Object.keys(left.workflow).length + Object.keys(left.email).length === 0 ? true : null;
+    }, 'the email SENT and both queues drained (the killed workers’ stalled jobs re-run)');
 
     // The webhook: the killed attempt and its one repeat, both under the visit's delivery id; `after` once.
     const hookIds = hooks('/hook').map((r) => r.headers['x-webhook-id']);
@@ -160,6 +186,6 @@ describe('workflow steps killed mid-effect (worker processes, private Redis)', (
       { step_id: 'send', status: 'COMPLETED', attempts: 1 },
       { step_id: 'after', status: 'COMPLETED', attempts: 1 },
     ]);
-    expect(a.output() + b.output() + c.output()).not.toContain(workflow.webhookSecret);
+    expect(running.map((w) => w.output()).join('')).not.toContain(workflow.webhookSecret);
   }, 60_000);
 });

@@ -25,6 +25,8 @@ export interface SmtpSink {
    * held right now (`delayNextData`): a client is mid-send while `held` is above zero.
    */
   stats: { connections: number; dataReceived: number; held: number };
+  /** The client ports of the transactions whose DATA answer is held now: which process is mid-send. */
+  heldClientPorts: Set<number>;
   /**
    * Answer per message (after DATA was read): a refusal `{code, message}` for the recipients, or null to
    * accept. Called for every message until unset (null).
@@ -76,6 +78,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
   const refusals: SmtpSink['refusals'] = [];
   const stats = { connections: 0, dataReceived: 0, held: 0 };
+  const heldClientPorts = new Set<number>();
   const plan: Plan = { refuse: null, dataDelay: null, connectDelay: null };
   const transactionStarts = new Map<string, number>();
   let answer: ((to: string[]) => { code: number; message: string } | null) | null = null;
@@ -144,8 +147,10 @@ export async function startSmtpSink(): Promise<SmtpSink> {
         const delay = take(plan.dataDelay);
         if (!delay) return finish();
         stats.held += 1;
+        heldClientPorts.add(session.remotePort);
         later(delay.ms, () => {
           stats.held -= 1;
+          heldClientPorts.delete(session.remotePort);
           finish();
         });
       }, callback);
@@ -164,6 +169,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     messages,
     refusals,
     stats,
+    heldClientPorts,
     answerWith: (fn) => void (answer = fn),
     refuseNext: (code, count = 1) => void (plan.refuse = { code, left: count }),
     delayNextData: (ms, count = 1) => void (plan.dataDelay = { ms, left: count }),

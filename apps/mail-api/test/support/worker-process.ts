@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startNodeProcess, type NodeProcess } from '@app/service-kit/testing';
@@ -42,4 +43,46 @@ export function startWorkerProcess(name: string, env: NodeJS.ProcessEnv): Worker
     readyWhen: 'mail worker consuming',
     buildHint: 'npm run build -w mail-api',
   });
+}
+
+/** The socket inodes of the local TCP endpoints bound to `port` (Linux: /proc/net/tcp and tcp6). */
+function socketInodesOnPort(port: number): Set<string> {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').trim().split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (parseInt(fields[1].split(':')[1], 16) === port) inodes.add(fields[9]);
+    }
+  }
+  return inodes;
+}
+
+/**
+ * The worker process whose TCP connection has local port `clientPort` (the port a server saw the
+ * request or SMTP session come from), or null: which of several running workers is mid-effect, so a
+ * test can kill exactly that one. Linux only (reads /proc).
+ */
+export function workerOwningConnection(workers: readonly WorkerProcess[], clientPort: number): WorkerProcess | null {
+  const inodes = socketInodesOnPort(clientPort);
+  for (const worker of workers) {
+    const pid = worker.child.pid;
+    if (pid === undefined || worker.child.exitCode !== null) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      let target: string;
+      try {
+        target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode && inodes.has(inode)) return worker;
+    }
+  }
+  return null;
 }

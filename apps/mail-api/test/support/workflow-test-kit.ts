@@ -81,6 +81,8 @@ export interface ReceivedRequest {
   headers: http.IncomingHttpHeaders;
   body: string;
   at: number;
+  /** The client's port: which process sent it (`workerOwningConnection`). */
+  remotePort: number | undefined;
 }
 
 export interface WebhookReceiver {
@@ -109,6 +111,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         at: Date.now(),
+        remotePort: req.socket.remotePort,
       });
       const status = planned.shift() ?? 200;
       const answer = () => {
