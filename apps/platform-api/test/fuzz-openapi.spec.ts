@@ -232,6 +232,8 @@ describe('fuzzing every platform-api operation from its OpenAPI document (issue 
       errorShapeProblem: platformErrorShapeProblem,
       numRuns,
       seed,
+      // Four operations at a time: a case mostly waits on Postgres, Redis or argon2's threads.
+      concurrency: 4,
       skip: (operation) => (operation.path.startsWith('/__fuzz-self-test') ? 'the self-test route (above)' : null),
     });
     console.log(
