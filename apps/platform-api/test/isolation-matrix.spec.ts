@@ -1,4 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -44,6 +46,8 @@ const PUBLIC_PREFIXES = [
   'GET /attachments/image',
 ];
 
+const A_ATTACHMENT_ENTITY = 'crm:person';
+
 interface TenantA {
   tenantId: string;
   organizationId: string;
@@ -55,6 +59,7 @@ interface TenantA {
   attachmentId: string;
   pendingActionId: string;
   actionLogId: string;
+  usageSessionId: string;
 }
 
 /** B's write bodies that name A's resources; each must be refused. */
@@ -141,7 +146,10 @@ describe('tenant isolation matrix over every route (issue #19)', () => {
   let ds: DataSource;
   const marker = `iso${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 
-  /** A digest of every row of tenant A in every table with a tenant_id column. */
+  /**
+   * A digest of tenant A: every row in every table with a tenant_id column, the `tenants` row itself,
+   * and every stored attachment file (path and SHA-256 of the bytes under the local storage root).
+   */
   async function tenantDigest(tenantId: string): Promise<Record<string, string>> {
     const tables: { table_name: string }[] = await ds.query(
       `SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'tenant_id' AND table_name NOT IN ('sessions') ORDER BY 1`,
@@ -154,7 +162,22 @@ describe('tenant isolation matrix over every route (issue #19)', () => {
       );
       digest[table_name] = row.d;
     }
+    const [tenant] = await ds.query(`SELECT md5(x::text) AS d FROM tenants x WHERE id = $1`, [tenantId]);
+    digest['tenants (the row)'] = tenant.d;
+    digest['attachment files'] = storedFilesDigest(t.config.attachmentsRoot);
     return digest;
+  }
+
+  /** Path and SHA-256 of every file under the storage root (resized-image caches and temp files included). */
+  function storedFilesDigest(root: string): string {
+    const files = readdirSync(root, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.join(entry.parentPath, entry.name))
+      .sort();
+    const hash = createHash('sha256');
+    for (const file of files)
+      hash.update(`${path.relative(root, file)}:${createHash('sha256').update(readFileSync(file)).digest('hex')}\n`);
+    return `${files.length} files ${hash.digest('hex')}`;
   }
 
   beforeAll(async () => {
@@ -184,11 +207,12 @@ describe('tenant isolation matrix over every route (issue #19)', () => {
       roleId: role.body.id,
       userId: user.id,
       notificationId: '',
-      variantId: variant.body.id ?? variant.body.item?.id ?? randomUUID(),
+      variantId: variant.body.variant?.id,
       undoToken: role.headers['x-undo-token'] ?? '',
       attachmentId: '',
       pendingActionId: '',
       actionLogId: '',
+      usageSessionId: randomUUID(),
     };
     await ds.query(`UPDATE organizations SET name = $2 WHERE id = $1`, [a.organizationId, `${marker}-org`]);
     expect(notification.status).toBeLessThan(300);
@@ -196,18 +220,25 @@ describe('tenant isolation matrix over every route (issue #19)', () => {
     a.notificationId = stored.id;
     const [log] = await ds.query(`SELECT id FROM action_logs WHERE tenant_id = $1 ORDER BY created_at DESC LIMIT 1`, [tenantId]);
     a.actionLogId = log.id;
+    await ds.query(
+      `INSERT INTO ai_usage_events (tenant_id, user_id, agent_id, provider_id, model_id, session_id, step_index, finish_reason)
+       VALUES ($1, $2, 'auth.access_assistant', 'openai', $3, $4, 0, 'stop')`,
+      [tenantId, adminA.user.id, marker, a.usageSessionId],
+    );
     const upload = await request(t.url)
       .post('/attachments')
       .set(authA)
-      .field('entityId', 'crm:person')
+      .field('entityId', A_ATTACHMENT_ENTITY)
       .field('recordId', a.userId)
       .attach('file', Buffer.from(`secret ${marker}`), { filename: `${marker}.txt`, contentType: 'text/plain' });
-    a.attachmentId = upload.body.item?.id ?? randomUUID();
+    a.attachmentId = upload.body.item?.id;
     const proposal = await request(t.url)
       .post('/ai_assistant/tools/execute')
       .set(authA)
       .send({ toolName: 'auth.rename_role', args: { roleId: a.roleId, name: `${marker}-renamed` } });
-    a.pendingActionId = proposal.body.pendingActionId ?? randomUUID();
+    a.pendingActionId = proposal.body.pendingActionId;
+    // Every fixture is real: a missing id would make the routes naming it prove nothing.
+    expect(Object.entries(a).filter(([, v]) => typeof v !== 'string' || v === '')).toEqual([]);
     const b = await f.loggedInUser(t, { features: ['*'] });
     authB = b.auth;
   });
@@ -230,11 +261,40 @@ describe('tenant isolation matrix over every route (issue #19)', () => {
   /** A's id of the kind the route names: `:id` of /ai_assistant/ai/actions is a pending action, of /attachments an attachment. */
   const withA = (r: RouteEntry) =>
     r.path.replace(/:(\w+)/g, (_, name: string) => {
+      if (name === 'sessionId') return a.usageSessionId;
       if (name !== 'id') return name === 'agentId' ? 'auth.access_assistant' : randomUUID();
       if (r.path.startsWith('/ai_assistant/ai/actions')) return a.pendingActionId;
       if (r.path.startsWith('/attachments')) return a.attachmentId;
       return a.notificationId;
     });
+
+  /** A's real values in every id-like query field, `id` being A's resource of the route's own kind. */
+  const aQueryFor = (r: RouteEntry): Record<string, string> => {
+    const ownId: [string, string][] = [
+      ['/auth/roles', a.roleId],
+      ['/auth/users', a.userId],
+      ['/directory/organizations', a.organizationId],
+      ['/directory/tenants', a.tenantId],
+      ['/notifications', a.notificationId],
+      ['/attachments', a.attachmentId],
+      ['/audit_logs', a.actionLogId],
+      ['/auth/sidebar', a.variantId],
+    ];
+    return {
+      id: ownId.find(([prefix]) => r.path.startsWith(prefix))?.[1] ?? a.roleId,
+      tenantId: a.tenantId,
+      organizationId: a.organizationId,
+      roleId: a.roleId,
+      userId: a.userId,
+      actorUserId: a.userId,
+      resourceId: a.roleId,
+      ids: a.notificationId,
+      // The attachment list is keyed by the labels A's upload really used.
+      entityId: A_ATTACHMENT_ENTITY,
+      recordId: a.userId,
+      sessionId: a.usageSessionId,
+    };
+  };
 
   it('every route that is not public refuses a caller without a token', async () => {
     for (const route of authenticated().filter((r) => !r.path.endsWith('/stream'))) {
@@ -246,18 +306,8 @@ describe('tenant isolation matrix over every route (issue #19)', () => {
   it("answers none of tenant A's data to tenant B on any GET, plain or with A's ids in every id-like query field", async () => {
     const reads = authenticated().filter((r) => r.method === 'GET' && !r.path.endsWith('/stream') && !r.key.startsWith('GET /auth/logout'));
     expect(reads.length).toBeGreaterThanOrEqual(15);
-    const idQuery = {
-      id: a.roleId,
-      tenantId: a.tenantId,
-      organizationId: a.organizationId,
-      roleId: a.roleId,
-      userId: a.userId,
-      ids: a.notificationId,
-      recordId: a.userId,
-      entityId: a.userId,
-    };
     for (const route of reads) {
-      for (const query of [undefined, idQuery]) {
+      for (const query of [undefined, aQueryFor(route)]) {
         const res = await call('GET', withA(route), authB, { query });
         const body = typeof res.body === 'object' && Object.keys(res.body ?? {}).length > 0 ? JSON.stringify(res.body) : (res.text ?? '');
         expect({ route: route.key, query: query ? 'A ids' : 'none', leaks: body.includes(marker) }).toEqual({

@@ -236,10 +236,15 @@ function asText(value: unknown): string {
   return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
 }
 
-function queryFor(params: OpenApiParameter[]): fc.Arbitrary<Record<string, string>> {
-  const entries = params.map(
-    (p) => [p.name, fc.option(fc.oneof(anyString, fitting(p.schema ?? {}).map(asText)), { nil: undefined })] as const,
-  );
+function queryFor(params: OpenApiParameter[], knownIds: Record<string, string[]>): fc.Arbitrary<Record<string, string>> {
+  const entries = params.map((p) => {
+    const known = knownIds[p.name] ?? [];
+    const generated = fc.oneof(anyString, fitting(p.schema ?? {}).map(asText));
+    // A query id the caller really owns (`?id=` of platform's routes) reaches the handler's lookup.
+    const value =
+      known.length > 0 ? fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...known) }, { weight: 1, arbitrary: generated }) : generated;
+    return [p.name, fc.option(value, { nil: undefined })] as const;
+  });
   const extra = fc.dictionary(fc.constantFrom('limit', 'cursor', 'page', 'pageSize', 'offset', 'sort', 'x'), anyString, { maxKeys: 2 });
   return fc.tuple(fc.record(Object.fromEntries(entries)), extra).map(([declared, more]) => {
     const query: Record<string, string> = { ...more };
@@ -273,7 +278,7 @@ export function requestsFor(operation: FuzzOperation, knownIds: Record<string, s
           fc.constant({ body: undefined }),
           bodyFor({ type: 'object' }).map((b) => ({ body: b })),
         );
-  return fc.tuple(fc.tuple(...pathValues), queryFor(operation.queryParams), body).map(([values, query, b]) => {
+  return fc.tuple(fc.tuple(...pathValues), queryFor(operation.queryParams, knownIds), body).map(([values, query, b]) => {
     let path = operation.path;
     operation.pathParams.forEach((name, i) => {
       path = path.replace(`{${name}}`, encodeURIComponent(String(values[i] ?? '')) || '%20');
@@ -366,7 +371,7 @@ export function unfuzzedRoutes(routes: RouteEntry[], fuzzed: string[], excluded:
 }
 
 /**
- * The plain request of an operation: the first real id per path parameter, no query, no body. Run
+ * The plain request of an operation: the first real id per path (and known query) parameter, no body. Run
  * first (a fast-check example), so a read answers its 2xx and its body is checked against the schema;
  * null when a path parameter has no real id.
  */
@@ -377,7 +382,12 @@ export function plainRequestFor(operation: FuzzOperation, knownIds: Record<strin
     if (id === undefined) return null;
     path = path.replace(`{${name}}`, encodeURIComponent(id));
   }
-  return { path, query: {}, body: undefined };
+  const query: Record<string, string> = {};
+  for (const p of operation.queryParams) {
+    const id = knownIds[p.name]?.[0];
+    if (id !== undefined) query[p.name] = id;
+  }
+  return { path, query, body: undefined };
 }
 
 export interface FuzzResponse {
@@ -389,8 +399,11 @@ export interface FuzzResponse {
 export interface FuzzTarget {
   baseUrl: string;
   doc: OpenApiDocument;
-  /** Headers of an authenticated caller, asked before every request (a spec may cache them per operation). */
-  headers: (operation: FuzzOperation) => Promise<Record<string, string>> | Record<string, string>;
+  /**
+   * Headers of an authenticated caller, asked before every request with the operation's previous
+   * answer (a spec may cache a session per operation and renew it after a 401: a fuzzed logout).
+   */
+  headers: (operation: FuzzOperation, previous: FuzzResponse | null) => Promise<Record<string, string>> | Record<string, string>;
   /**
    * Real ids per path parameter name: one map for every operation, or a map per operation (so
    * `/campaigns/{id}` gets campaign ids and `/templates/{id}` template ids).
@@ -403,6 +416,8 @@ export interface FuzzTarget {
   numRuns: number;
   seed: number;
   timeoutMs?: number;
+  /** Operations fuzzed at the same time (default 1); deletes still run after everything else. */
+  concurrency?: number;
 }
 
 export interface FuzzFinding {
@@ -413,10 +428,15 @@ export interface FuzzFinding {
   seed: number;
 }
 
-async function send(target: FuzzTarget, operation: FuzzOperation, req: FuzzRequest): Promise<FuzzResponse | 'timeout'> {
+async function send(
+  target: FuzzTarget,
+  operation: FuzzOperation,
+  req: FuzzRequest,
+  previous: FuzzResponse | null,
+): Promise<FuzzResponse | 'timeout'> {
   const url = new URL(target.baseUrl + req.path);
   for (const [k, v] of Object.entries(req.query)) url.searchParams.set(k, v);
-  const headers: Record<string, string> = { ...(await target.headers(operation)) };
+  const headers: Record<string, string> = { ...(await target.headers(operation, previous)) };
   let body: string | undefined;
   if (req.body !== undefined && operation.method !== 'get') {
     body = req.rawContentType ? asText(req.body) : JSON.stringify(req.body);
@@ -483,22 +503,24 @@ export async function fuzzOperations(target: FuzzTarget): Promise<FuzzRunResult>
   // Deletes last: a DELETE of the real fixture would turn every later read of it into a 404.
   const all = operationsOf(target.doc);
   const ordered = [...all.filter((o) => o.method !== 'delete'), ...all.filter((o) => o.method === 'delete')];
-  for (const operation of ordered) {
+  fuzzed.push(...ordered.filter((o) => !target.skip?.(o)).map((o) => `${o.method.toUpperCase()} ${o.path}`));
+  const fuzzOne = async (operation: FuzzOperation): Promise<void> => {
     const name = `${operation.method.toUpperCase()} ${operation.path}`;
     const reason = target.skip?.(operation);
     if (reason) {
       skipped.push(`${name}: ${reason}`);
-      continue;
+      return;
     }
     operations += 1;
-    fuzzed.push(name);
     const started = performance.now();
     const knownIds = typeof target.knownIds === 'function' ? target.knownIds(operation) : target.knownIds;
     const plain = plainRequestFor(operation, knownIds);
+    let previous: FuzzResponse | null = null;
     const result = await fc.check(
       fc.asyncProperty(requestsFor(operation, knownIds), async (req) => {
         requests += 1;
-        const res = await send(target, operation, req);
+        const res = await send(target, operation, req, previous);
+        previous = res === 'timeout' ? null : res;
         if (res === 'timeout') {
           if (operation.streams) return true;
           throw new Error('no answer within the timeout');
@@ -527,7 +549,18 @@ export async function fuzzOperations(target: FuzzTarget): Promise<FuzzRunResult>
         seed: target.seed,
       });
     }
-  }
+  };
+  // A few operations at a time: while one waits on Postgres or argon2's thread pool, another runs.
+  // Each operation's own cases stay in order (fast-check's run), so a replay with the seed is the same per operation.
+  const inParallel = async (list: FuzzOperation[]) => {
+    const queue = [...list];
+    const lane = async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) await fuzzOne(next);
+    };
+    await Promise.all(Array.from({ length: Math.max(1, target.concurrency ?? 1) }, lane));
+  };
+  await inParallel(ordered.filter((o) => o.method !== 'delete'));
+  await inParallel(ordered.filter((o) => o.method === 'delete'));
   // Every passing operation ran all its cases: fewer (zero runs, nothing fuzzed) is not a pass.
   if (operations === 0 || short.length > 0) {
     throw new Error(`the fuzzer ran ${operations} operations; fewer than ${target.numRuns} cases for: ${short.join(', ')}`);
