@@ -14,10 +14,11 @@
 // Knobs: BENCH_WORKERS, BENCH_SUPPRESSION_EMAILS, BENCH_SUPPRESSION_IMPORT_ONLY=1 (only b; keeps a's figures from
 // the results file, with their own generatedAt), MAIL_DATABASE_URL (server), REDIS_URL. Writes
 // bench/results/campaign-suppression.json.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../../scripts/lib/apps.mjs';
 import { sleep } from '../../scripts/lib/probes.mjs';
+import { runContext, writeBenchResult } from '../lib/results.mjs';
 import { fail, runBenchScript } from '../lib/run-script.mjs';
 import { benchEnvironment, DOMAIN, rssMb, sampleRss, verdict, withClient } from './lib.mjs';
 
@@ -86,8 +87,12 @@ async function main() {
   const importOnly = process.env.BENCH_SUPPRESSION_IMPORT_ONLY === '1';
   const previous = importOnly && existsSync(RESULTS_FILE) ? JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) : null;
   const throughput = importOnly
-    ? { ...previous?.throughput, generatedAt: previous?.throughput?.generatedAt ?? previous?.generatedAt }
-    : await throughputScenario(projectId);
+    ? {
+        ...previous?.throughput,
+        generatedAt: previous?.throughput?.generatedAt ?? previous?.generatedAt,
+        commit: previous?.throughput?.commit ?? null,
+      }
+    : { ...(await throughputScenario(projectId)), commit: runContext().commit };
   const imported = await importScenario();
   report(throughput, imported);
 }
@@ -159,9 +164,10 @@ function report(throughput, imported) {
       `${JSON.stringify(imported.result)}`,
   );
   console.log(misses.length ? `bench: MISSED: ${misses.join(', ')}` : 'bench: every suppression target met');
-  mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  const result = { generatedAt: new Date().toISOString(), throughput, import: imported, missed: misses };
-  writeFileSync(RESULTS_FILE, `${JSON.stringify(result, null, 2)}\n`);
+  // The commit, machine and load average (start and end of this run) go with the figures: the machine is
+  // shared, and a loaded one stretches the import. With BENCH_SUPPRESSION_IMPORT_ONLY the throughput block
+  // is the earlier run's (its own generatedAt and, when recorded, commit).
+  writeBenchResult(RESULTS_FILE, { throughput, import: imported, missed: misses }, { workers: WORKERS, emails: EMAILS, importRows: IMPORT_ROWS });
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
 }
 

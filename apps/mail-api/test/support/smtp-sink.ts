@@ -18,6 +18,8 @@ export interface SmtpSink {
   port: number;
   /** Accepted messages, in acceptance order. */
   messages: SinkMessage[];
+  /** Date.now() of every MAIL FROM the sink received (every transaction a client started), in order. */
+  transactionStarts: number[];
   /** Answers to DATA that were not 250 (a refusal the sink was told to give), with their time. */
   refusals: { code: number; at: number; to?: string[] }[];
   /**
@@ -78,6 +80,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const stats = { connections: 0, dataReceived: 0, held: 0 };
   const plan: Plan = { refuse: null, dataDelay: null, connectDelay: null };
   const transactionStarts = new Map<string, number>();
+  const startLog: number[] = [];
   let answer: ((to: string[]) => { code: number; message: string } | null) | null = null;
   const closedSessions = new Set<string>();
   const timers = new Set<NodeJS.Timeout>();
@@ -104,6 +107,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     },
     onMailFrom(_address, session, callback) {
       transactionStarts.set(session.id, Date.now());
+      startLog.push(Date.now());
       callback();
     },
     onClose(session) {
@@ -162,6 +166,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     url: `smtp://127.0.0.1:${port}`,
     port,
     messages,
+    transactionStarts: startLog,
     refusals,
     stats,
     answerWith: (fn) => void (answer = fn),
