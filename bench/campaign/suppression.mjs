@@ -16,17 +16,16 @@
 // bench/results/campaign-suppression.json.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT } from '../../scripts/lib/apps.mjs';
 import { sleep } from '../../scripts/lib/probes.mjs';
 import { runContext, writeBenchResult } from '../lib/results.mjs';
 import { fail, runBenchScript } from '../lib/run-script.mjs';
+import { RESULTS_FILE, writeSuppressionTable } from './suppression-table.mjs';
 import { benchEnvironment, DOMAIN, rssMb, sampleRss, verdict, withClient } from './lib.mjs';
 
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 const EMAILS = Number(process.env.BENCH_SUPPRESSION_EMAILS ?? 5000);
 const SUPPRESSED = 100_000;
 const IMPORT_ROWS = 1_000_000;
-const RESULTS_FILE = path.join(REPO_ROOT, 'bench', 'results', 'campaign-suppression.json');
 const HTML = `<h1>Hello {{firstName}}</h1>${'<p>Your weekly digest.</p>'.repeat(20)}<p><a href="{{unsubscribeUrl}}">Unsubscribe</a></p>`;
 
 const bench = benchEnvironment('campaign_suppression');
@@ -169,6 +168,8 @@ function report(throughput, imported) {
   // is the earlier run's (its own generatedAt and, when recorded, commit).
   writeBenchResult(RESULTS_FILE, { throughput, import: imported, missed: misses }, { workers: WORKERS, emails: EMAILS, importRows: IMPORT_ROWS });
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
+  writeSuppressionTable();
+  console.log('bench/README.md: suppression figures rewritten from it');
 }
 
 await runBenchScript('bench:campaign suppression', main, bench.cleanup);
