@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { Redis } from 'ioredis';
 import { dkimVerify } from 'mailauth';
 import { DataSource } from 'typeorm';
+import { MAIL_EMAIL_STATUSES } from '@app/contracts';
 import { REDIS, WorkerRunner } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
@@ -160,6 +161,14 @@ describe('deliverability at the SMTP hand-off (real Postgres, Redis and SMTP)', 
     const pause = await w.get<Redis>(REDIS).get(`${t.config.queuePrefix}:mail:relay-pause`);
     expect(pause).toMatch(/^\d+:800$/);
   }, 60_000);
+
+  it('the contracts name every status the emails table may hold (MailEmailStatus = the check constraint)', async () => {
+    const [{ definition }] = await db.query<{ definition: string }[]>(
+      `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE conname = 'emails_status_check'`,
+    );
+    const allowed = [...definition.matchAll(/'([A-Z]+)'/g)].map((m) => m[1]);
+    expect([...allowed].sort()).toEqual([...MAIL_EMAIL_STATUSES].sort());
+  });
 
   it('recognises throttling replies by code and by text', () => {
     expect(isThrottling({ responseCode: 421, response: '421 4.7.0 Try again later' })).toBe(true);

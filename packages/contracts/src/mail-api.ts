@@ -189,4 +189,12 @@ export interface MailSendResult {
   timestamp: string;
 }
 
-export type MailEmailStatus = 'QUEUED' | 'SENDING' | 'SENT' | 'FAILED';
+/**
+ * Every status an email can hold (the `emails.status` check constraint allows exactly these):
+ * `QUEUED`, `SENDING` (claimed by a worker), `SENT` (accepted by the relay), `FAILED` (refused for good,
+ * or retries exhausted), `CANCELLED` (its campaign was cancelled before it went out: never sent),
+ * `SUPPRESSED` (the recipient was on the suppression list when it was about to be handed to SMTP: never
+ * sent) and `BOUNCED` (accepted, then bounced by an asynchronous delivery status notification).
+ */
+export const MAIL_EMAIL_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'FAILED', 'CANCELLED', 'SUPPRESSED', 'BOUNCED'] as const;
+export type MailEmailStatus = (typeof MAIL_EMAIL_STATUSES)[number];

@@ -18,6 +18,8 @@ export interface SmtpSink {
   port: number;
   /** Accepted messages, in acceptance order. */
   messages: SinkMessage[];
+  /** Date.now() of every MAIL FROM the sink received (every transaction a client started), in order. */
+  transactionStarts: number[];
   /** Answers to DATA that were not 250 (a refusal the sink was told to give), with their time. */
   refusals: { code: number; at: number; to?: string[] }[];
   /**
@@ -81,6 +83,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const heldClientPorts = new Set<number>();
   const plan: Plan = { refuse: null, dataDelay: null, connectDelay: null };
   const transactionStarts = new Map<string, number>();
+  const startLog: number[] = [];
   let answer: ((to: string[]) => { code: number; message: string } | null) | null = null;
   const closedSessions = new Set<string>();
   const timers = new Set<NodeJS.Timeout>();
@@ -107,6 +110,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     },
     onMailFrom(_address, session, callback) {
       transactionStarts.set(session.id, Date.now());
+      startLog.push(Date.now());
       callback();
     },
     onClose(session) {
@@ -167,6 +171,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     url: `smtp://127.0.0.1:${port}`,
     port,
     messages,
+    transactionStarts: startLog,
     refusals,
     stats,
     heldClientPorts,

@@ -19,7 +19,7 @@ import { bouncedEvent, EmailOutcomeEvents, suppressedEvent } from './email-outco
 import { buildMessage, domainOf } from './email-message.js';
 import { emailQueueWorkerOptions } from './email-queue-options.js';
 import { isPermanentFailure, MailTransport } from './mail-transport.js';
-import { isThrottling, RelayThrottle } from './relay-throttle.js';
+import { isThrottling, RelayPausedError, RelayThrottle } from './relay-throttle.js';
 import { MarketingFeeder } from './marketing-feeder.js';
 import { SendingRate } from './sending-rate.js';
 import { SendSlots } from './send-slots.js';
@@ -127,7 +127,13 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
           await this.rate.admit(job.opts.priority ?? 0);
           const pausedUntil = await this.throttle.pausedUntil();
           if (pausedUntil) return { pausedUntil };
-          return { sent: await this.metrics.timed(() => this.transport.send(message, email.id)) };
+          try {
+            return { sent: await this.metrics.timed(() => this.transport.send(message, email.id)) };
+          } catch (err) {
+            // Held at the gate before MAIL FROM (MailTransport): nothing went out.
+            if (err instanceof RelayPausedError) return { pausedUntil: await this.pauseEnd() };
+            throw err;
+          }
         }, job.opts.priority ?? 0),
       );
     } catch (err) {
@@ -162,6 +168,11 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
   }
 
   /** The job waits (delayed, no attempt spent) until the relay pause ends, plus a jitter so workers do not resume in step. */
+  /** When a send held at the gate may try again: the pause's end, at least the base backoff from now. */
+  private async pauseEnd(): Promise<number> {
+    return Math.max(await this.throttle.pausedUntil(), Date.now() + this.config.deliverability.throttleBackoffMs);
+  }
+
   private async waitForRelay(job: Job<MailEmailDeliverPayload>, untilMs: number): Promise<never> {
     await job.moveToDelayed(untilMs + Math.floor(Math.random() * 100), job.token);
     throw new DelayedError();
@@ -269,9 +280,11 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
   private async onSendError(job: Job<MailEmailDeliverPayload>, scope: ProjectScope, email: ClaimedEmail, err: unknown): Promise<never> {
     const message = describeError(err);
     if (isThrottling(err)) {
+      // The pause first (every worker stops sooner; this process's gate is closed until it is stored).
+      const pausedUntil = await this.throttle.throttled(message).catch(() => this.pauseEnd());
       await this.emails.releaseUntouched(this.dataSource, scope, { email });
       this.metrics.count('throttled');
-      return this.waitForRelay(job, await this.throttle.throttled(message));
+      return this.waitForRelay(job, pausedUntil);
     }
     if (isPermanentFailure(err)) {
       await this.markFailed(scope, email, message, true);

@@ -3,6 +3,17 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
+import { isThrottling, RelayPausedError, RelayThrottle } from './relay-throttle.js';
+
+/** One send's mark, set when the gate held it (nodemailer copies the message's own keys into `mail.data`). */
+interface RelayGateTicket {
+  held: boolean;
+}
+/** What nodemailer hands a 'stream' plugin: the compiled message, whose envelope the SMTP pool reads. */
+interface CompiledMail {
+  message: { getEnvelope(): { from: string | false; to: string[] } };
+  data: { relayGate?: RelayGateTicket };
+}
 
 export interface SentMessage {
   /** What the provider calls the message: the SMTP server's reply (it names its queue id), or the outbox file. */
@@ -31,7 +42,10 @@ export class MailTransport implements OnApplicationShutdown {
   private idle?: () => void;
   private closed = false;
 
-  constructor(@Inject(MAIL_CONFIG) config: MailConfig) {
+  constructor(
+    @Inject(MAIL_CONFIG) config: MailConfig,
+    private readonly throttle: RelayThrottle,
+  ) {
     if (config.smtpUrl) {
       this.outboxDir = null;
       this.transporter = nodemailer.createTransport({
@@ -45,6 +59,10 @@ export class MailTransport implements OnApplicationShutdown {
         // A worker slot stuck on a dead socket delays every email behind it; BullMQ retries instead.
         socketTimeout: 60_000,
       } as nodemailer.TransportOptions);
+      this.transporter.use('stream', (mail, done) => {
+        this.gateBeforeMailFrom(mail as unknown as CompiledMail);
+        done();
+      });
     } else {
       this.outboxDir = config.outboxDir;
       this.transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
@@ -61,15 +79,41 @@ export class MailTransport implements OnApplicationShutdown {
     // worker's shutdown. Failing lets BullMQ retry it on a live worker.
     if (this.closed) throw new Error('mail transport is closed (worker shutting down)');
     this.inFlight += 1;
+    const ticket: RelayGateTicket = { held: false };
     try {
       // nodemailer types the answer `any`; these are the fields its transports set.
-      const info = (await this.transporter.sendMail(message)) as { response?: string; messageId?: string; message?: unknown };
+      const info = (await this.transporter.sendMail({ ...message, relayGate: ticket } as SendMailOptions)) as { response?: string; messageId?: string; message?: unknown };
       if (!this.outboxDir) return { providerMessageId: String(info.response ?? info.messageId) };
       return { providerMessageId: await this.writeOutbox(fileStem, info.message as Buffer) };
+    } catch (err) {
+      // First code to see the reply (only promise hops from nodemailer's callback, no I/O in between):
+      // close the gate before any other pooled connection can start a transaction.
+      if (isThrottling(err)) this.throttle.seen();
+      if (ticket.held) throw new RelayPausedError();
+      throw err;
     } finally {
       this.inFlight -= 1;
       if (this.inFlight === 0) this.idle?.();
     }
+  }
+
+  /**
+   * The relay pause, checked at the last moment before a transaction starts: the SMTP pool reads the
+   * envelope (`getEnvelope`) synchronously right before it writes MAIL FROM, on the connection it picked,
+   * once connected. With the gate closed (RelayThrottle.mayStartTransaction) the envelope has no
+   * recipient, which nodemailer refuses before writing anything: the message is marked held and `send`
+   * throws RelayPausedError. A message that waited for a connection or for nodemailer's compile step
+   * while the relay throttled another one therefore never starts during the pause.
+   */
+  private gateBeforeMailFrom(mail: CompiledMail): void {
+    const message = mail.message;
+    const envelopeOf = message.getEnvelope.bind(message);
+    message.getEnvelope = () => {
+      const envelope = envelopeOf();
+      if (this.throttle.mayStartTransaction()) return envelope;
+      if (mail.data.relayGate) mail.data.relayGate.held = true;
+      return { ...envelope, to: [] };
+    };
   }
 
   /** Temp file + rename: a reader of the outbox never sees half a message, and a retry overwrites whole. */

@@ -25,6 +25,14 @@ export function isThrottling(err: unknown): boolean {
   return /throttl|rate exceeded|sending rate|rate limit/i.test(text);
 }
 
+/** A send held back at the gate before MAIL FROM: the relay pause began while it waited. Nothing was sent. */
+export class RelayPausedError extends Error {
+  constructor() {
+    super('relay paused: the message was not handed over');
+    this.name = 'RelayPausedError';
+  }
+}
+
 /**
  * Atomically starts a pause unless one is running: `<until ms>:<length ms>` in one key every worker
  * reads. A throttle within REPEAT_WINDOW_MS of the end of the previous pause doubles the length (at
@@ -65,6 +73,9 @@ export class RelayThrottle {
   private readonly pauseSeconds: Counter | null;
   private known = { untilMs: 0, readAt: 0 };
   private reading: Promise<number> | null = null;
+  /** Throttling replies this process has seen whose pause Redis has not answered yet (`throttled`). */
+  private awaitingPause = 0;
+  private lastSeenAt = 0;
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
@@ -94,19 +105,47 @@ export class RelayThrottle {
     return untilMs > Date.now() ? untilMs : 0;
   }
 
-  /** The relay throttled a send: start the pause (or find the running one). Answers its end (epoch ms). */
+  /**
+   * The gate right before an SMTP transaction starts (MailTransport calls it synchronously before MAIL
+   * FROM is written): closed while the last known pause runs, and from the moment this process saw a
+   * throttling reply (`seen`) until Redis answered that pause's length (`throttled`), so no transaction
+   * of this process starts after a throttle was seen. Other workers close theirs within READ_CACHE_MS
+   * of the pause being stored (their next read).
+   */
+  mayStartTransaction(): boolean {
+    const now = Date.now();
+    if (this.awaitingPause > 0 && now - this.lastSeenAt < MAX_THROTTLE_PAUSE_MS) return false;
+    return this.known.untilMs <= now;
+  }
+
+  /** A throttling reply surfaced (synchronously, where the transport first sees it): close the gate now. */
+  seen(): void {
+    this.awaitingPause += 1;
+    this.lastSeenAt = Date.now();
+  }
+
+  /**
+   * The relay throttled a send: start the pause (or find the running one). Answers its end (epoch ms).
+   * Ends one `seen`: its gate closure is replaced by the pause Redis answered (or, Redis failing, a
+   * local pause of the base length).
+   */
   async throttled(reply: string): Promise<number> {
     const base = this.config.deliverability.throttleBackoffMs;
-    const [untilMs, length, started] = (await this.redis.eval(
-      PAUSE_SCRIPT,
-      1,
-      this.key,
-      Date.now(),
-      base,
-      MAX_THROTTLE_PAUSE_MS,
-      REPEAT_WINDOW_MS,
-    )) as [number, number, number];
-    this.known = { untilMs, readAt: Date.now() };
+    let answer: [number, number, number];
+    try {
+      answer = (await this.redis.eval(PAUSE_SCRIPT, 1, this.key, Date.now(), base, MAX_THROTTLE_PAUSE_MS, REPEAT_WINDOW_MS)) as [
+        number,
+        number,
+        number,
+      ];
+    } catch (err) {
+      this.known = { untilMs: Math.max(this.known.untilMs, Date.now() + base), readAt: this.known.readAt };
+      throw err;
+    } finally {
+      this.awaitingPause = Math.max(0, this.awaitingPause - 1);
+    }
+    const [untilMs, length, started] = answer;
+    this.known = { untilMs: Math.max(untilMs, this.known.untilMs), readAt: Date.now() };
     if (started === 1) {
       this.pauses?.inc();
       this.pauseSeconds?.inc(length / 1000);

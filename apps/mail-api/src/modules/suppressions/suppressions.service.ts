@@ -15,12 +15,14 @@ import {
   type MailSuppressionImport,
   type SuppressionReason,
 } from './suppressions.dto.js';
-import { SuppressionsRepository, toSuppression } from './suppressions.repository.js';
+import { SuppressionsRepository, toSuppression, type StagedRows } from './suppressions.repository.js';
 
 /** Rows a CSV import may hold (the header row not counted). */
 export const MAX_IMPORT_ROWS = 1_000_000;
 /** Rows staged per statement during an import. */
 const IMPORT_BATCH = 10_000;
+/** Records the CSV reader hands over at a time (about one request chunk): checked and joined at once. */
+const READ_BATCH = 1000;
 
 /**
  * A project's suppression list: the addresses it never mails again. Listed by the API (MANUAL, `api`),
@@ -81,12 +83,12 @@ export class SuppressionsService {
 
   private async importInto(tx: Db, scope: ProjectScope, body: AsyncIterable<Buffer | string>): Promise<MailSuppressionImport> {
     await this.suppressions.createImportStage(tx);
-    const stage = new ImportStage((firstSeq, rows) => this.suppressions.stageImportRows(tx, { firstSeq, rows }));
+    const stage = new ImportStage((batch) => this.suppressions.stageImportRows(tx, batch));
     let columns: { email: number; reason: number } | null = null;
     let rows = 0;
     let invalid = 0;
     try {
-      for await (const records of csvRecordBatches(body, { batchSize: IMPORT_BATCH, maxRecordChars: 2000 })) {
+      for await (const records of csvRecordBatches(body, { batchSize: READ_BATCH, maxRecordChars: 2000 })) {
         let start = 0;
         if (!columns) {
           columns = headerColumns(records[0]);
@@ -100,45 +102,65 @@ export class SuppressionsService {
           if (entry) valid.push(entry);
           else invalid += 1;
         }
-        await stage.write(valid);
+        await stage.add(valid);
       }
+      if (!columns) throw invalidCsv('the body is empty: send a header row with an `email` column, then one address per row');
+      await stage.end();
     } finally {
       await stage.settled(); // no statement may still run on the transaction's connection when it ends
     }
-    if (!columns) throw invalidCsv('the body is empty: send a header row with an `email` column, then one address per row');
-    await stage.flushed();
     const imported = await this.suppressions.addStaged(tx, scope);
     return { imported, skipped: stage.rows - imported, invalid };
   }
 }
 
 /**
- * Writes batches to the staging table one at a time while the caller reads and checks the next one:
- * `write` waits for the previous batch (so at most two are held), and a failed write surfaces at the
- * next `write` or at `flushed`.
+ * Collects checked rows and writes them to the staging table IMPORT_BATCH at a time, one write at a time
+ * while the caller reads and checks the next rows. Each READ_BATCH of rows is kept as two newline-joined
+ * strings at once (a checked address holds no line break): what waits for the database is flat text, not
+ * a million small objects, so the API's heap stays small during a million-row import. A failed write
+ * surfaces at the next flush or at `end`.
  */
 class ImportStage {
+  /** Rows handed to the staging table (written or being written). */
   rows = 0;
+  private emails: string[] = [];
+  private reasons: string[] = [];
+  private pending = 0;
   private writing: Promise<unknown> = Promise.resolve();
   private failure: { error: unknown } | null = null;
 
-  constructor(private readonly writeBatch: (firstSeq: number, rows: ImportRow[]) => Promise<void>) {}
+  constructor(private readonly writeBatch: (batch: StagedRows) => Promise<void>) {}
 
-  async write(batch: ImportRow[]): Promise<void> {
-    await this.flushed();
-    this.writing = this.writeBatch(this.rows, batch).catch((error: unknown) => {
-      this.failure ??= { error };
-    });
-    this.rows += batch.length;
+  async add(rows: ImportRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    this.emails.push(rows.map((r) => r.email).join('\n'));
+    this.reasons.push(rows.map((r) => r.reason).join('\n'));
+    this.pending += rows.length;
+    if (this.pending >= IMPORT_BATCH) await this.flush();
   }
 
-  async flushed(): Promise<void> {
+  async end(): Promise<void> {
+    if (this.pending > 0) await this.flush();
     await this.writing;
     if (this.failure) throw this.failure.error;
   }
 
   async settled(): Promise<void> {
     await this.writing;
+  }
+
+  private async flush(): Promise<void> {
+    await this.writing; // the previous batch first: at most one written while the next is read
+    if (this.failure) throw this.failure.error;
+    const batch: StagedRows = { firstSeq: this.rows, emails: this.emails.join('\n'), reasons: this.reasons.join('\n') };
+    this.rows += this.pending;
+    this.emails = [];
+    this.reasons = [];
+    this.pending = 0;
+    this.writing = this.writeBatch(batch).catch((error: unknown) => {
+      this.failure ??= { error };
+    });
   }
 }
 
