@@ -8,12 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { REPO_ROOT, entryPoint, spawnNode, stopProcesses, withDatabase } from '../../scripts/lib/apps.mjs';
+import { sqlQuery as sql } from '../../scripts/lib/databases.mjs';
 import { freePort, httpOk, redisAnswers, sleep, waitUntil } from '../../scripts/lib/probes.mjs';
 
-export { sleep, waitUntil };
+/** `sql(url, text, params)`: one statement on its own client (scripts/lib's sqlQuery). */
+export { sleep, sql, waitUntil };
 
 /** Every process and temp dir a drill started; `cleanupAll` stops and removes them. */
 const cleanups = [];
@@ -22,16 +23,6 @@ export async function cleanupAll() {
     await cleanups
       .pop()()
       .catch(() => undefined);
-}
-
-export async function sql(url, text, params = []) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 /** A private redis-server on a free port; `kill()` / `start()` restart it on the same port, empty. */

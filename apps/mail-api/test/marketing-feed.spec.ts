@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { mailDataSourceOptions } from '../src/core/database/data-source-options.js';
-import { EmailDeliveryRepository } from '../src/modules/delivery/email-delivery.repository.js';
+import { MarketingFeedRepository } from '../src/modules/delivery/marketing-feed.repository.js';
 import { createMailTestEnv, type MailTestEnv } from './support/mail-test-app.js';
 
 /**
- * The feeder's one statement (EmailDeliveryRepository.feedMarketing) marks exactly the number of emails
+ * The feeder's one statement (MarketingFeedRepository.feedMarketing) marks exactly the number of emails
  * it was asked for per project, never more: the feeder enqueues every row it returns, so an over-feed
  * puts a project's backlog in the FIFO queue ahead of a project that starts sending a moment later.
  *
@@ -19,12 +19,11 @@ describe('marketing feed: exactly the emails asked for, per project', () => {
   let t: MailTestEnv;
   let db: DataSource;
   let projects: string[];
-  let emails: EmailDeliveryRepository;
+  const emails = new MarketingFeedRepository();
 
   beforeAll(async () => {
     t = await createMailTestEnv();
     db = await new DataSource(mailDataSourceOptions(t.config.databaseUrl)).initialize();
-    emails = new EmailDeliveryRepository(t.config);
     projects = [];
     for (const name of ['A', 'B']) {
       const [{ id }] = await db.query<{ id: string }[]>(

@@ -13,14 +13,15 @@ import { MailTransport } from './mail-transport.js';
 import { RelayThrottle } from './relay-throttle.js';
 import { Verp } from './verp.js';
 import { MarketingFeeder } from './marketing-feeder.js';
+import { MarketingFeedRepository } from './marketing-feed.repository.js';
 import { SendingRate } from './sending-rate.js';
 
 /**
  * The email queue: the producer (`EmailDeliveryQueue`, for the send endpoint, campaigns and
  * workflows) and the throttled delivery processor with its requeue sweep (run by the worker; the
  * limiter and concurrency are in email-queue-options.ts, the run-time rate in sending-rate.ts). Campaign
- * and workflow mail reaches the queue through MarketingFeeder, round-robin by project. `EmailDeliveryRepository` is the one writer
- * of `emails` (the send endpoint inserts its rows through it).
+ * and workflow mail reaches the queue through MarketingFeeder, round-robin by project. `EmailDeliveryRepository` writes
+ * `emails` (the send endpoint inserts its rows through it), but for the feeder's `fed_at` (MarketingFeedRepository).
  */
 @Module({
   // A campaign's last email completes the campaign (CampaignCompletion, through the one CampaignsRepository).
@@ -41,6 +42,7 @@ import { SendingRate } from './sending-rate.js';
     DeliveryMetrics,
     SendingRate,
     MarketingFeeder,
+    MarketingFeedRepository,
   ],
   exports: [EmailDeliveryQueue, EmailDeliveryRepository, EmailOutcomeEvents, Verp],
 })

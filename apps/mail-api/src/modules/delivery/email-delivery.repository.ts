@@ -105,18 +105,14 @@ export interface UnfinishedEmail {
   queuedAt: string;
 }
 
+/** Marketing mail (a campaign's or a workflow's) not yet handed to the email queue by the feeder (MarketingFeedRepository). */
+const UNFED_MARKETING = `(fed_at IS NULL AND (campaign_id IS NOT NULL OR workflow_id IS NOT NULL))`;
+
 /**
  * One statement claims the row and reads everything the message needs: the claim is the whole
  * exactly-once gate (see EmailDeliveryJobs), so it must be atomic, and one round trip per email keeps
  * the pipeline's database cost at two statements per email (claim, then the outcome).
  */
-/** Marketing mail (a campaign's or a workflow's) not yet handed to the email queue by the feeder. */
-const UNFED_MARKETING = `(fed_at IS NULL AND (campaign_id IS NOT NULL OR workflow_id IS NOT NULL))`;
-/** The predicate of the partial index emails_marketing_backlog_idx (keep them equal), on table alias `t`. */
-function waitingMarketing(t: string): string {
-  return `${t}.status = 'QUEUED' AND ${t}.fed_at IS NULL AND (${t}.campaign_id IS NOT NULL OR ${t}.workflow_id IS NOT NULL)`;
-}
-
 const CLAIM = `
   WITH claimed AS (
     UPDATE emails
@@ -151,8 +147,8 @@ const CLAIM_MANY = CLAIM.replace(
 if (CLAIM_MANY === CLAIM) throw new Error('CLAIM_MANY: CLAIM no longer selects its email by `id = $1 AND project_id = $2`');
 
 /**
- * The one writer of `emails`: the QUEUED rows of a send (in the send's transaction), then the claim and
- * the outcome of each delivery. Every statement on one email is scoped to its project. Named prepared
+ * The writer of `emails`: the QUEUED rows of a send (in the send's transaction), then the claim and
+ * the outcome of each delivery (the feeder's `fed_at` alone is MarketingFeedRepository's). Every statement on one email is scoped to its project. Named prepared
  * statements: each email costs a claim and an outcome, the worker's hot path.
  */
 @Injectable()
@@ -579,67 +575,4 @@ export class EmailDeliveryRepository {
       [input.after?.queuedAt ?? '-infinity', input.after?.id ?? '00000000-0000-0000-0000-000000000000', input.limit],
     );
   }
-
-  /**
-   * The projects with marketing emails waiting to be fed, and their `maxSendRate` (a skip scan of the
-   * partial index of the marketing backlog: one probe per project, however long its backlog). Every
-   * project: the feeder's fairness is across projects.
-   */
-  marketingBacklogProjects(db: Db, input: { limit: number }): Promise<BacklogProject[]> {
-    return query<BacklogProject>(
-      db,
-      `WITH RECURSIVE p(project_id) AS (
-         (SELECT e.project_id FROM emails e WHERE ${waitingMarketing('e')} ORDER BY e.project_id LIMIT 1)
-         UNION ALL
-         SELECT (SELECT e.project_id FROM emails e
-                  WHERE e.project_id > p.project_id AND ${waitingMarketing('e')}
-                  ORDER BY e.project_id LIMIT 1)
-           FROM p WHERE p.project_id IS NOT NULL
-       )
-       SELECT p.project_id AS "projectId", pr.max_send_rate AS "maxSendRate"
-         FROM p JOIN projects pr ON pr.id = p.project_id
-        LIMIT $1`,
-      [input.limit],
-    );
-  }
-
-  /**
-   * Marks the oldest `count` waiting marketing emails of each project as fed (one statement for every
-   * project) and returns them, for their jobs to be added. A row cancelled meanwhile is not fed, and
-   * rows a cancel holds are skipped (fed next time, or never once CANCELLED) rather than waited for:
-   * the two statements lock rows in different orders, and waiting deadlocked them (bench, once).
-   * The pick is a MATERIALIZED CTE, run exactly once: as a subquery in the UPDATE's FROM, Postgres may
-   * plan it as the inner side of a nested loop and re-run it per candidate row, each run locking the
-   * next `n` rows (on a fresh table a feed of 21 marked 130 as fed: marketing-feed.spec).
-   */
-  feedMarketing(db: Db, input: { projectIds: string[]; counts: number[] }): Promise<FedEmail[]> {
-    return query<FedEmail>(
-      db,
-      `WITH picked AS MATERIALIZED (
-         SELECT x.id, q.project_id FROM unnest($1::uuid[], $2::int[]) AS q(project_id, n)
-          CROSS JOIN LATERAL (
-            SELECT w.id FROM emails w
-             WHERE w.project_id = q.project_id AND ${waitingMarketing('w')}
-             ORDER BY w.queued_at, w.id LIMIT q.n
-               FOR UPDATE SKIP LOCKED) x
-       )
-       UPDATE emails e SET fed_at = now()
-         FROM picked
-        WHERE e.id = picked.id AND e.project_id = picked.project_id AND e.status = 'QUEUED' AND e.fed_at IS NULL
-        RETURNING e.id, e.project_id AS "projectId", e.campaign_id AS "campaignId", e.workflow_id AS "workflowId"`,
-      [input.projectIds, input.counts],
-    );
-  }
-}
-
-export interface BacklogProject {
-  projectId: string;
-  maxSendRate: number | null;
-}
-
-export interface FedEmail {
-  id: string;
-  projectId: string;
-  campaignId: string | null;
-  workflowId: string | null;
 }

@@ -4,13 +4,19 @@ import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { QueueService, REDIS, REDIS_SETTINGS, type RedisSettings } from '@app/service-kit';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailPriority, priorityOf } from './email-delivery.queue.js';
-import { EmailDeliveryRepository, type BacklogProject, type FedEmail } from './email-delivery.repository.js';
+import { MarketingFeedRepository, type BacklogProject, type FedEmail } from './marketing-feed.repository.js';
 import { SendingRate } from './sending-rate.js';
 
 /** How often the feeder tops up the queue's marketing backlog. */
 export const FEED_INTERVAL_MS = 200;
 /** The marketing backlog the queue keeps, in seconds of the rate: enough to never run dry between feeds. */
 const BACKLOG_SECONDS = 1.5;
+/**
+ * Active jobs up to this many seconds of the rate are being sent (claim, a connection, SMTP, the
+ * outcome), not waiting ahead. Counting every active job capped the jobs in flight at the backlog: on a
+ * loaded machine (a job active for seconds) that cut the rate to 4/s of 14 (fair-sending.spec, load 22).
+ */
+const SENDING_SECONDS = 1.5;
 /** Projects served per feed at most (the rest wait for the next; the scan is by project id). */
 const MAX_PROJECTS = 1000;
 /** The feeder's lease: one feeder runs at a time across the workers; a dead one's lapses this fast. */
@@ -55,7 +61,7 @@ export class MarketingFeeder implements BeforeApplicationShutdown {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly emails: EmailDeliveryRepository,
+    private readonly backlog: MarketingFeedRepository,
     private readonly queue: EmailDeliveryQueue,
     private readonly queues: QueueService,
     private readonly rate: SendingRate,
@@ -90,18 +96,21 @@ export class MarketingFeeder implements BeforeApplicationShutdown {
   /** One top-up. Returns how many emails were fed. */
   async feed(): Promise<number> {
     const queue = this.queues.queue(EMAIL_QUEUE);
-    // The fetched jobs count too: BullMQ fetches a little ahead of the rate (fetchLimiter), and a job
-    // waiting at the gate is as much ahead of a newly arrived project's emails as a queued one.
+    const rate = this.rate.ratePerSecond;
+    // Fetched jobs count too, beyond those being sent: BullMQ fetches a little ahead of the rate
+    // (fetchLimiter), and a job waiting at the gate is as much ahead of a newly arrived project's
+    // emails as a queued one.
     const [counts, active] = await Promise.all([queue.getCountsPerPriority(MARKETING_PRIORITIES), queue.getActiveCount()]);
-    const waiting = Object.values(counts).reduce((sum, n) => sum + n, 0) + active;
-    const room = Math.max(2, Math.ceil(this.rate.ratePerSecond * BACKLOG_SECONDS)) - waiting;
+    const fetchedAhead = Math.max(0, active - Math.ceil(rate * SENDING_SECONDS));
+    const waiting = Object.values(counts).reduce((sum, n) => sum + n, 0) + fetchedAhead;
+    const room = Math.max(2, Math.ceil(rate * BACKLOG_SECONDS)) - waiting;
     if (room <= 0) return 0;
-    const projects = await this.emails.marketingBacklogProjects(this.dataSource, { limit: MAX_PROJECTS });
+    const projects = await this.backlog.marketingBacklogProjects(this.dataSource, { limit: MAX_PROJECTS });
     if (projects.length === 0) return 0;
     const scores = await this.scores(projects);
     const shares = await this.share(projects, scores, room);
     const ids = [...shares.keys()];
-    const fed = await this.emails.feedMarketing(this.dataSource, { projectIds: ids, counts: ids.map((id) => shares.get(id)!) });
+    const fed = await this.backlog.feedMarketing(this.dataSource, { projectIds: ids, counts: ids.map((id) => shares.get(id)!) });
     await this.queue.enqueue(interleaved(fed, scores).map((e) => ({ id: e.id, projectId: e.projectId, priority: priorityOf(e) })));
     await this.record(projects, scores, fed);
     return fed.length;
