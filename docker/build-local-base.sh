@@ -28,7 +28,14 @@ if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
   cp "$NODE_EXTRA_CA_CERTS" "$work/rootfs/usr/local/share/extra-ca.crt"
   extra_ca="--change ENV=NODE_EXTRA_CA_CERTS=/usr/local/share/extra-ca.crt"
 fi
-rm -rf "$work/rootfs/var/lib/apt/lists/"* "$work/rootfs/var/cache/apt/"*.bin
+# Slim like the official *-slim images: no docs, man pages or locales, now or from later apt installs
+# (the app images' `apt-get install tini`), no apt caches or package lists.
+printf '%s\n' 'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' \
+  'path-exclude /usr/share/man/*' 'path-exclude /usr/share/groff/*' 'path-exclude /usr/share/info/*' \
+  'path-exclude /usr/share/locale/*' 'path-exclude /usr/share/lintian/*' >"$work/rootfs/etc/dpkg/dpkg.cfg.d/slim"
+find "$work/rootfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
+rm -rf "$work/rootfs/usr/share/man/"* "$work/rootfs/usr/share/info/"* "$work/rootfs/usr/share/locale/"*
+rm -rf "$work/rootfs/var/lib/apt/lists/"* "$work/rootfs/var/cache/apt/"*.bin "$work/rootfs/var/cache/apt/archives/"*.deb
 tar -C "$work/rootfs" -cf "$work/base.tar" .
 # shellcheck disable=SC2086
 podman import --change "ENV NODE_VERSION=$version" $extra_ca --change 'CMD ["node"]' "$work/base.tar" "localhost/node:$version-bookworm-slim"

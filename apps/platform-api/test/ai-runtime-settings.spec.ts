@@ -84,6 +84,26 @@ describe('AI runtime settings, allowlists, agents and loop overrides', () => {
         '/ai_assistant/health',
       ]),
     );
+    // The settings and override controllers (one shared decorator, ai-settings.decorators.ts): every route
+    // documents 401, a 403 naming the feature it requires, and (per-agent overrides) 404 for an unknown agent.
+    const settingsPaths = Object.keys(doc.body.paths).filter((p) =>
+      /^\/ai_assistant\/(settings|ai\/agents\/\{agentId\}\/(loop-override|prompt-override|mutation-policy))/.test(p),
+    );
+    expect(settingsPaths).toHaveLength(5);
+    for (const p of settingsPaths) {
+      for (const [method, operation] of Object.entries(
+        doc.body.paths[p] as Record<string, { responses: Record<string, { description: string }> }>,
+      )) {
+        const where = `${method} ${p}`;
+        expect({ where, unauthorized: operation.responses['401']?.description }).toEqual({ where, unauthorized: 'Not authenticated.' });
+        expect({ where, forbidden: operation.responses['403']?.description }).toEqual({
+          where,
+          forbidden: expect.stringMatching(/^Missing ai_assistant\.(view|settings\.manage)\.$/),
+        });
+        if (p.includes('{agentId}'))
+          expect({ where, notFound: operation.responses['404']?.description }).toEqual({ where, notFound: 'Unknown agent.' });
+      }
+    }
   });
 
   describe('GET/PUT/DELETE /ai_assistant/settings', () => {

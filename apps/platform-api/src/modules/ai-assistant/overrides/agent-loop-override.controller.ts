@@ -1,35 +1,23 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
-import { ReturnsUndoTokens } from '../../../core/audit/undo-token.js';
-import { CurrentAuth, RequireFeatures } from '../../../core/auth/auth.decorators.js';
+import { Body, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { CurrentAuth } from '../../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { ErrorDto } from '../../../core/http/common.dto.js';
 import { AI_ASSISTANT_SETTINGS_MANAGE, AI_ASSISTANT_VIEW } from '../ai-assistant.declarations.js';
 import { LoopOverrideDto } from './agent-loop-override.dto.js';
 import { AgentLoopOverrideService } from './agent-loop-override.service.js';
+import { AgentOverrideController, RequireAiSettingsFeature } from './ai-settings.decorators.js';
 
-@ApiTags('ai_assistant')
-@ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
-@ApiForbiddenResponse({ type: ErrorDto, description: 'Missing the feature the route names.' })
-@ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid agent id (not `module.agent`) or invalid body.' })
-@ApiNotFoundResponse({ type: ErrorDto, description: 'agent not found' })
-@ReturnsUndoTokens()
-@Controller('ai_assistant/ai/agents/:agentId/loop-override')
+/** A tenant's loop limits of one agent (/ai_assistant/ai/agents/{agentId}/loop-override). */
+@AgentOverrideController(
+  'loop-override',
+  ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid agent id (not `module.agent`) or invalid body.' }),
+)
 export class AgentLoopOverrideController {
   constructor(private readonly overrides: AgentLoopOverrideService) {}
 
   @Get()
-  @RequireFeatures(AI_ASSISTANT_VIEW)
+  @RequireAiSettingsFeature(AI_ASSISTANT_VIEW)
   @ApiOperation({ summary: 'The tenant’s loop override of an agent', description: '{agentId, override}; override null when none is set.' })
   @ApiOkResponse({ description: '{agentId, override}' })
   get(@CurrentAuth() auth: AuthContext, @Param('agentId') agentId: string) {
@@ -37,7 +25,7 @@ export class AgentLoopOverrideController {
   }
 
   @Put()
-  @RequireFeatures(AI_ASSISTANT_SETTINGS_MANAGE)
+  @RequireAiSettingsFeature(AI_ASSISTANT_SETTINGS_MANAGE)
   @ApiOperation({
     summary: 'Save the loop override of an agent',
     description:
@@ -52,7 +40,7 @@ export class AgentLoopOverrideController {
 
   @Delete()
   @HttpCode(200)
-  @RequireFeatures(AI_ASSISTANT_SETTINGS_MANAGE)
+  @RequireAiSettingsFeature(AI_ASSISTANT_SETTINGS_MANAGE)
   @ApiOperation({
     summary: 'Clear the loop override of an agent',
     description: 'Nulls all seven loop columns; idempotent. {agentId, override: null}.',

@@ -1,18 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
-import { ReturnsUndoTokens } from '../../../core/audit/undo-token.js';
-import { CurrentAuth, RequireFeatures } from '../../../core/auth/auth.decorators.js';
+import { Body, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { CurrentAuth } from '../../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { ErrorDto } from '../../../core/http/common.dto.js';
+import { AI_ASSISTANT_SETTINGS_MANAGE, AI_ASSISTANT_VIEW } from '../ai-assistant.declarations.js';
+import { AgentOverrideController, RequireAiSettingsFeature } from './ai-settings.decorators.js';
 import { MutationPolicyService } from './mutation-policy.service.js';
 import {
   AgentIdParams,
@@ -23,17 +15,12 @@ import {
 } from './policy.dto.js';
 
 /** A tenant's mutation-policy override of one agent (/ai_assistant/ai/agents/{agentId}/mutation-policy). */
-@ApiTags('ai_assistant')
-@ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
-@ApiNotFoundResponse({ type: ErrorDto, description: 'Unknown agent.' })
-@ReturnsUndoTokens()
-@Controller('ai_assistant/ai/agents/:agentId/mutation-policy')
+@AgentOverrideController('mutation-policy')
 export class MutationPolicyController {
   constructor(private readonly policies: MutationPolicyService) {}
 
   @Get()
-  @RequireFeatures('ai_assistant.view')
+  @RequireAiSettingsFeature(AI_ASSISTANT_VIEW)
   @ApiOperation({
     summary: 'An agent’s mutation policy',
     description:
@@ -42,14 +29,13 @@ export class MutationPolicyController {
   })
   @ApiOkResponse({ type: MutationPolicyViewDto })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid agent id.' })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing ai_assistant.view.' })
   get(@CurrentAuth() auth: AuthContext, @Param() params: AgentIdParams) {
     return this.policies.get(auth, params.agentId);
   }
 
   @Post()
   @HttpCode(200)
-  @RequireFeatures('ai_assistant.settings.manage')
+  @RequireAiSettingsFeature(AI_ASSISTANT_SETTINGS_MANAGE)
   @ApiOperation({
     summary: 'Override an agent’s mutation policy for the tenant',
     description:
@@ -58,20 +44,18 @@ export class MutationPolicyController {
   })
   @ApiOkResponse({ type: MutationPolicySavedDto })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid agent id, malformed body, or `escalation_not_allowed`.' })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing ai_assistant.settings.manage.' })
   save(@CurrentAuth() auth: AuthContext, @Param() params: AgentIdParams, @Body() body: SaveMutationPolicyDto) {
     return this.policies.save(auth, params.agentId, body);
   }
 
   @Delete()
-  @RequireFeatures('ai_assistant.settings.manage')
+  @RequireAiSettingsFeature(AI_ASSISTANT_SETTINGS_MANAGE)
   @ApiOperation({
     summary: 'Remove the tenant’s override',
     description: 'Falls back to the code-declared policy. Idempotent: `cleared` is false when there was no override.',
   })
   @ApiOkResponse({ type: MutationPolicyClearedDto })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid agent id.' })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing ai_assistant.settings.manage.' })
   clear(@CurrentAuth() auth: AuthContext, @Param() params: AgentIdParams) {
     return this.policies.clear(auth, params.agentId);
   }

@@ -1,34 +1,20 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
-import { ReturnsUndoTokens } from '../../../core/audit/undo-token.js';
-import { CurrentAuth, RequireFeatures } from '../../../core/auth/auth.decorators.js';
+import { Body, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { CurrentAuth } from '../../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { ErrorDto } from '../../../core/http/common.dto.js';
+import { AI_ASSISTANT_SETTINGS_MANAGE } from '../ai-assistant.declarations.js';
+import { AgentOverrideController, RequireAiSettingsFeature } from './ai-settings.decorators.js';
 import { AgentIdParams, PromptOverrideSavedDto, PromptOverrideViewDto, SavePromptOverrideDto } from './policy.dto.js';
 import { PromptOverrideService } from './prompt-override.service.js';
 
 /** Versioned prompt overrides of one agent (/ai_assistant/ai/agents/{agentId}/prompt-override). */
-@ApiTags('ai_assistant')
-@ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
-@ApiForbiddenResponse({ type: ErrorDto, description: 'Missing ai_assistant.settings.manage.' })
-@ApiNotFoundResponse({ type: ErrorDto, description: 'Unknown agent.' })
-@ReturnsUndoTokens()
-@Controller('ai_assistant/ai/agents/:agentId/prompt-override')
+@AgentOverrideController('prompt-override')
 export class PromptOverrideController {
   constructor(private readonly overrides: PromptOverrideService) {}
 
   @Get()
-  @RequireFeatures('ai_assistant.settings.manage')
+  @RequireAiSettingsFeature(AI_ASSISTANT_SETTINGS_MANAGE)
   @ApiOperation({
     summary: 'An agent’s prompt override and its history',
     description:
@@ -43,7 +29,7 @@ export class PromptOverrideController {
 
   @Post()
   @HttpCode(200)
-  @RequireFeatures('ai_assistant.settings.manage')
+  @RequireAiSettingsFeature(AI_ASSISTANT_SETTINGS_MANAGE)
   @ApiOperation({
     summary: 'Save a new prompt override version',
     description:

@@ -1,16 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Put } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
-import { ReturnsUndoTokens } from '../../../core/audit/undo-token.js';
-import { CurrentAuth, RequireFeatures } from '../../../core/auth/auth.decorators.js';
+import { Body, Delete, Get, HttpCode, Put } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
+import { CurrentAuth } from '../../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { ErrorDto } from '../../../core/http/common.dto.js';
 import { AI_ASSISTANT_SETTINGS_MANAGE, AI_ASSISTANT_VIEW } from '../ai-assistant.declarations.js';
@@ -23,18 +13,15 @@ import {
   RuntimeSettingsResponseDto,
 } from './runtime-settings.dto.js';
 import { RuntimeSettingsService } from './runtime-settings.service.js';
+import { AiSettingsController, RequireAiSettingsFeature } from './ai-settings.decorators.js';
 
-@ApiTags('ai_assistant')
-@ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
-@ApiForbiddenResponse({ type: ErrorDto, description: 'Missing the feature the route names.' })
-@ReturnsUndoTokens()
-@Controller('ai_assistant/settings')
+/** The tenant's AI provider settings and provider allowlist (/ai_assistant/settings). */
+@AiSettingsController('ai_assistant/settings')
 export class RuntimeSettingsController {
   constructor(private readonly settings: RuntimeSettingsService) {}
 
   @Get()
-  @RequireFeatures(AI_ASSISTANT_VIEW)
+  @RequireAiSettingsFeature(AI_ASSISTANT_VIEW)
   @ApiOperation({
     summary: 'AI provider configuration',
     description:
@@ -48,7 +35,7 @@ export class RuntimeSettingsController {
   }
 
   @Put()
-  @RequireFeatures(AI_ASSISTANT_SETTINGS_MANAGE)
+  @RequireAiSettingsFeature(AI_ASSISTANT_SETTINGS_MANAGE)
   @ApiOperation({
     summary: 'Save runtime settings',
     description:
@@ -69,7 +56,7 @@ export class RuntimeSettingsController {
 
   @Delete()
   @HttpCode(200)
-  @RequireFeatures(AI_ASSISTANT_SETTINGS_MANAGE)
+  @RequireAiSettingsFeature(AI_ASSISTANT_SETTINGS_MANAGE)
   @ApiOperation({
     summary: 'Clear runtime settings',
     description: 'Body {agentId}: clears that agent’s row; agentId omitted or null clears the tenant-wide row. Idempotent.',
@@ -80,7 +67,7 @@ export class RuntimeSettingsController {
   }
 
   @Put('allowlist')
-  @RequireFeatures(AI_ASSISTANT_SETTINGS_MANAGE)
+  @RequireAiSettingsFeature(AI_ASSISTANT_SETTINGS_MANAGE)
   @ApiOperation({
     summary: 'Save the tenant’s provider allowlist',
     description:
@@ -95,7 +82,7 @@ export class RuntimeSettingsController {
 
   @Delete('allowlist')
   @HttpCode(200)
-  @RequireFeatures(AI_ASSISTANT_SETTINGS_MANAGE)
+  @RequireAiSettingsFeature(AI_ASSISTANT_SETTINGS_MANAGE)
   @ApiOperation({ summary: 'Clear the tenant’s provider allowlist', description: 'Idempotent.' })
   @ApiOkResponse({ type: ClearedDto })
   clearAllowlist(@CurrentAuth() auth: AuthContext) {
