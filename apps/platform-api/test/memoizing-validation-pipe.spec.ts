@@ -81,6 +81,16 @@ describe('memoizing validation pipe', () => {
     await expect(pipe.transform({ features: ['a', 'b'.repeat(129)] }, body(FeatureCheckDto))).rejects.toBeInstanceOf(DomainError);
   });
 
+  it('validates inputs over the size it remembers every time, the same way', async () => {
+    const pipe = createValidationPipe(400);
+    const many = Array.from({ length: 50 }, (_, i) => `feature.${'x'.repeat(100)}.${i}`);
+    for (let i = 0; i < 2; i++) {
+      const dto = (await pipe.transform({ features: many }, body(FeatureCheckDto))) as FeatureCheckDto;
+      expect(dto.features).toEqual(many);
+      await expect(pipe.transform({ features: [...many, 'one too many'] }, body(FeatureCheckDto))).rejects.toBeInstanceOf(DomainError);
+    }
+  });
+
   it('validates nested DTOs every time (not remembered) and still builds their classes', async () => {
     const pipe = createValidationPipe(400);
     for (let i = 0; i < 2; i++) {

@@ -21,16 +21,18 @@ const isPrimitive = (value: unknown): value is Primitive => value === null || (t
  * same instance every time; the pipe's class-transformer and class-validator work (a tenth of a small
  * JSON request's CPU, bench/README.md "Issue #34") is then done once per distinct input, not per request.
  * What is remembered is narrow on purpose:
- * - only plain inputs (a query or a JSON/form body) whose JSON is at most 1 KB, keyed by that JSON;
+ * - only plain inputs (a query or a JSON/form body) whose JSON is at most about 1 KB (estimated without
+ *   serializing a large body), keyed by that JSON;
  * - only successes: a refused input fails through the whole pipeline every time;
  * - only DTOs whose validated values are primitives or arrays of primitives (no nested DTOs), so that
  *   each request gets its own instance (the arrays copied) and a handler that changes its DTO changes
- *   nothing for the next request.
+ *   nothing for the next request; a DTO that once validated into anything else is not looked up again.
  * A DTO whose rules stop being pure (one that reads the clock, for instance) must not come through here.
  */
 export class MemoizingValidationPipe extends ValidationPipe {
   private readonly memo = new Map<DtoClass, Map<string, Snapshot>>();
   private entries = 0;
+  private readonly unmemoizable = new WeakSet<DtoClass>();
 
   constructor(options: ValidationPipeOptions) {
     super(options);
@@ -38,14 +40,17 @@ export class MemoizingValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const metatype = metadata.metatype;
-    if (!metatype || !isPlainInput(value) || !this.toValidate(metadata)) return super.transform(value, metadata);
+    if (!metatype || this.unmemoizable.has(metatype) || !isPlainInput(value) || !this.toValidate(metadata) || !isSmall(value)) {
+      return super.transform(value, metadata);
+    }
     const key = `${metadata.type}:${metadata.data ?? ''}:${JSON.stringify(value)}`;
-    if (key.length > MAX_KEY_LENGTH) return super.transform(value, metadata);
     const known = this.memo.get(metatype)?.get(key);
     if (known) return instanceOf(metatype, known);
     const entity: unknown = await super.transform(value, metadata);
     const snapshot = snapshotOf(metatype, entity);
     if (snapshot) this.remember(metatype, key, snapshot);
+    // A DTO that validated into nested values once (nested DTOs, objects) is not looked up again.
+    else this.unmemoizable.add(metatype);
     return entity;
   }
 
@@ -69,6 +74,35 @@ function isPlainInput(value: unknown): value is object {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const prototype = Object.getPrototypeOf(value) as unknown;
   return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * Whether the input's JSON can be at most about MAX_KEY_LENGTH characters, found without serializing
+ * it: a large body (a send with attachments: up to 16 MB) costs a walk of its first kilobyte, not a
+ * JSON.stringify of all of it.
+ */
+function isSmall(value: object): boolean {
+  let budget = MAX_KEY_LENGTH;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'string') budget -= item.length + 2;
+    else if (typeof item === 'object' && item !== null) {
+      if (Array.isArray(item)) {
+        budget -= item.length + 2;
+        if (budget < 0) return false;
+        for (const element of item) stack.push(element);
+      } else {
+        for (const key in item) {
+          budget -= key.length + 4;
+          if (budget < 0) return false;
+          stack.push((item as Record<string, unknown>)[key]);
+        }
+      }
+    } else budget -= 8;
+    if (budget < 0) return false;
+  }
+  return true;
 }
 
 function snapshotOf(metatype: DtoClass, entity: unknown): Snapshot | null {
