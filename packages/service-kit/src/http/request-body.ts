@@ -59,6 +59,9 @@ export class RequestBodyGuard implements CanActivate {
   private async parse(context: ExecutionContext, req: Request, res: Response): Promise<boolean> {
     const limit = routeMetadata<string>(this.reflector, context, BODY_LIMIT) ?? this.options.defaultLimit;
     for (const parse of this.parsersFor(limit)) {
+      // A body one parser has read to its end is skipped by the next ("body already parsed"): not
+      // calling it spares a promise and its content-type match on every JSON request.
+      if (req.readableEnded) break;
       // body-parser's errors are http-errors objects (status, type, expose): normalizeError maps them.
       await new Promise<void>((resolve, reject) =>
         parse(req, res, (error?: unknown) =>

@@ -6,6 +6,9 @@ import { ApiRateLimiter, type RateLimitState } from '../rate-limit/api-rate-limi
 import { PUBLIC_KEY_ALLOWED } from './api-key.decorators.js';
 import { PROJECT_CONTEXT_PROPERTY, type ProjectContext } from './project-context.js';
 import { ProjectKeyCache } from './project-key-cache.service.js';
+import type { ProjectKeyMatch } from './project-keys.repository.js';
+
+type HttpArgumentsHost = ReturnType<ExecutionContext['switchToHttp']>;
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const KEY_SUGGESTION = "send `Authorization: Bearer <key>` with your project's secret key (sk_...)";
@@ -30,10 +33,28 @@ export class ApiKeyGuard implements CanActivate {
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<{ headers: Record<string, string | string[] | undefined>; ip?: string } & Record<string, unknown>>();
-    const project = await this.authenticate(req.headers.authorization);
+    const value = firstHeader(req.headers.authorization);
+    if (!value?.trim()) {
+      return Promise.reject(new DomainError(ErrorCode.Unauthorized, 'missing API key', { suggestion: KEY_SUGGESTION }));
+    }
+    const rawKey = BEARER.exec(value)?.[1];
+    const match = rawKey ? this.keys.find(rawKey) : null;
+    // A cached key answers synchronously: only the rate-limit point is awaited then.
+    return match instanceof Promise
+      ? match.then((found) => this.admit(context, http, req, found))
+      : this.admit(context, http, req, match);
+  }
+
+  private async admit(
+    context: ExecutionContext,
+    http: HttpArgumentsHost,
+    req: { ip?: string } & Record<string, unknown>,
+    match: ProjectKeyMatch | null,
+  ): Promise<boolean> {
+    const project = projectOf(match);
     if (project.keyKind === 'public' && !routeMetadata<boolean>(this.reflector, context, PUBLIC_KEY_ALLOWED)) {
       throw new DomainError(
         MailErrorCode.SecretKeyRequired,
@@ -48,7 +69,8 @@ export class ApiKeyGuard implements CanActivate {
         ? await this.rateLimiter.consumePublic(project.id, req.ip ?? 'unknown')
         : await this.rateLimiter.consume(project.id);
     const headers = rateLimitHeaders(rate);
-    for (const [name, value] of Object.entries(headers)) this.adapterHost.httpAdapter.setHeader(http.getResponse(), name, value);
+    const res = http.getResponse<unknown>();
+    for (const name in headers) this.adapterHost.httpAdapter.setHeader(res, name, headers[name]);
     if (!rate.allowed) {
       throw new DomainError(ErrorCode.RateLimitExceeded, `rate limit exceeded: ${rate.limit} ${rate.scope}`, {
         headers: { ...headers, 'Retry-After': String(rate.resetSeconds) },
@@ -58,22 +80,21 @@ export class ApiKeyGuard implements CanActivate {
     req[PROJECT_CONTEXT_PROPERTY] = project;
     return true;
   }
+}
 
-  private async authenticate(header: string | string[] | undefined): Promise<ProjectContext> {
-    const value = Array.isArray(header) ? header[0] : header;
-    if (!value?.trim()) {
-      throw new DomainError(ErrorCode.Unauthorized, 'missing API key', { suggestion: KEY_SUGGESTION });
-    }
-    const rawKey = BEARER.exec(value)?.[1];
-    const match = rawKey ? await this.keys.find(rawKey) : null;
-    if (!match) {
-      throw new DomainError(MailErrorCode.InvalidApiKey, 'invalid API key', { status: 401, suggestion: KEY_SUGGESTION });
-    }
-    if (match.project.disabled) {
-      throw new DomainError(MailErrorCode.ProjectDisabled, 'project is disabled', { status: 403 });
-    }
-    return { id: match.project.id, name: match.project.name, keyKind: match.kind };
+function firstHeader(header: string | string[] | undefined): string | undefined {
+  return Array.isArray(header) ? header[0] : header;
+}
+
+/** 401 for no project, 403 for a disabled one (the order of the class comment). */
+function projectOf(match: ProjectKeyMatch | null): ProjectContext {
+  if (!match) {
+    throw new DomainError(MailErrorCode.InvalidApiKey, 'invalid API key', { status: 401, suggestion: KEY_SUGGESTION });
   }
+  if (match.project.disabled) {
+    throw new DomainError(MailErrorCode.ProjectDisabled, 'project is disabled', { status: 403 });
+  }
+  return { id: match.project.id, name: match.project.name, keyKind: match.kind };
 }
 
 function rateLimitHeaders(rate: RateLimitState): Record<string, string> {
