@@ -43,9 +43,7 @@ export class ApiKeyGuard implements CanActivate {
     const rawKey = BEARER.exec(value)?.[1];
     const match = rawKey ? this.keys.find(rawKey) : null;
     // A cached key answers synchronously: only the rate-limit point is awaited then.
-    return match instanceof Promise
-      ? match.then((found) => this.admit(context, http, req, found))
-      : this.admit(context, http, req, match);
+    return match instanceof Promise ? match.then((found) => this.admit(context, http, req, found)) : this.admit(context, http, req, match);
   }
 
   private async admit(

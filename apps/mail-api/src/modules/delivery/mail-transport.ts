@@ -82,7 +82,11 @@ export class MailTransport implements OnApplicationShutdown {
     const ticket: RelayGateTicket = { held: false };
     try {
       // nodemailer types the answer `any`; these are the fields its transports set.
-      const info = (await this.transporter.sendMail({ ...message, relayGate: ticket } as SendMailOptions)) as { response?: string; messageId?: string; message?: unknown };
+      const info = (await this.transporter.sendMail({ ...message, relayGate: ticket } as SendMailOptions)) as {
+        response?: string;
+        messageId?: string;
+        message?: unknown;
+      };
       if (!this.outboxDir) return { providerMessageId: String(info.response ?? info.messageId) };
       return { providerMessageId: await this.writeOutbox(fileStem, info.message as Buffer) };
     } catch (err) {
