@@ -166,6 +166,14 @@ describe('mail /suppressions', () => {
       { email: 'many7@batch.example', reason: 'HARD_BOUNCE' },
       { email: 'many8@batch.example', reason: 'MANUAL' },
     ]);
+    // Ids are UUIDv7 (version 7, RFC variant), unique, and follow the address order of the import.
+    const ids: { id: string }[] = await db.query(
+      `SELECT id FROM suppressions WHERE project_id = $1 AND lower(email) LIKE '%@batch.example' ORDER BY lower(email)`,
+      [p.id],
+    );
+    expect(ids).toHaveLength(24_999);
+    for (const { id } of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(ids.every(({ id }, i) => i === 0 || id > ids[i - 1].id)).toBe(true);
   });
 
   it('import refuses a body that is not text/csv (415) and a CSV without an email column (422), importing nothing', async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { execute, likePattern, query, queryOne, queryPrepared, SqlWhere, type Db } from '@app/service-kit';
 import { keysetPage } from '../../core/database/keyset-page.js';
@@ -17,6 +18,18 @@ export interface SuppressionRow {
 
 export function toSuppression(row: SuppressionRow): MailSuppression {
   return { email: row.email, reason: row.reason, source: row.source, detail: row.detail, createdAt: row.created_at.toISOString() };
+}
+
+/**
+ * The first 28 hex digits of a statement's UUIDv7 ids (`xxxxxxxx-xxxx-7xxx-Vxxx-xxxx`): 48 bits of Unix
+ * milliseconds, the version, 12 random bits, the variant, 30 more random bits; the last 8 digits are
+ * the row's counter (at most 2^32 rows a statement, an import holds at most 1,000,000).
+ */
+export function importIdPrefix(now = Date.now()): string {
+  const time = now.toString(16).padStart(12, '0');
+  const random = randomBytes(6).toString('hex');
+  const variant = (8 | (parseInt(random[3], 16) & 3)).toString(16);
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(0, 3)}-${variant}${random.slice(4, 7)}-${random.slice(7, 11)}`;
 }
 
 /** Rows for the import's staging table: line i of `emails` goes with line i of `reasons`. */
@@ -107,17 +120,22 @@ export class SuppressionsRepository {
 
   /**
    * Moves the staged rows into the project's list in one statement: one row per address (its first in
-   * the file), sorted by the unique index's key so the index is written in order rather than at random
-   * (the ids, time-ordered, then follow the same order into the other index). Addresses already listed
-   * are skipped. Answers how many were added.
+   * the file), sorted by the unique index's key so the index is written in order rather than at random.
+   * Addresses already listed are skipped. Answers how many were added.
+   *
+   * Ids: UUIDv7 with a counter (RFC 9562, 6.2 method 1) instead of `uuid_generate_v7()` per row: one
+   * prefix for the statement (`importIdPrefix`: the time and 42 random bits) and the row's number in
+   * key order, so a million ids cost no random generation each, are unique, and append to the
+   * `(project_id, id)` index in order. The per-row function was a third of the statement's time.
    */
   addStaged(tx: Db, scope: ProjectScope): Promise<number> {
     return execute(
       tx,
-      `INSERT INTO suppressions (project_id, email, reason, source)
-       SELECT DISTINCT ON (lower(email)) $1::uuid, email, reason, 'api' FROM suppression_import ORDER BY lower(email), seq
+      `INSERT INTO suppressions (id, project_id, email, reason, source)
+       SELECT ($2::text || lpad(to_hex(row_number() OVER ()), 8, '0'))::uuid, $1::uuid, first.email, first.reason, 'api'
+         FROM (SELECT DISTINCT ON (lower(email)) email, reason FROM suppression_import ORDER BY lower(email), seq) AS first
        ON CONFLICT (project_id, lower(email)) DO NOTHING`,
-      [scope.projectId],
+      [scope.projectId, importIdPrefix()],
     );
   }
 
