@@ -1,7 +1,6 @@
 export * from './request-id.js';
 export * from './logging.module.js';
 export * from './validation.js';
-export * from './memoizing-validation-pipe.js';
 export * from './openapi.js';
 export * from './http-app.js';
 export * from './public.decorator.js';

@@ -1,7 +1,6 @@
-import type { ValidationError, ValidationPipe } from '@nestjs/common';
+import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { ErrorCode, type FieldError } from '@app/contracts';
 import { DomainError } from '../errors/domain-error.js';
-import { MemoizingValidationPipe } from './memoizing-validation-pipe.js';
 import { memoizeValidationMetadata } from './validation-metadata-cache.js';
 
 /** Flattens class-validator's nested errors into `{field: 'a.b[0].c', message, code}` rows. */
@@ -16,11 +15,10 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
 /**
  * The global validation pipe: DTOs are whitelisted and transformed; a failure becomes a
  * `VALIDATION_ERROR` DomainError with field details and the app's status (platform 400, mail 422).
- * Recent successful results are remembered per DTO class and input (`MemoizingValidationPipe`).
  */
 export function createValidationPipe(status: 400 | 422): ValidationPipe {
   memoizeValidationMetadata();
-  return new MemoizingValidationPipe({
+  return new ValidationPipe({
     whitelist: true,
     transform: true,
     transformOptions: { enableImplicitConversion: false },
