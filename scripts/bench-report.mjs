@@ -4,7 +4,9 @@
 // Usage: node scripts/bench-report.mjs [--check] [--root <dir>]
 //   --check  writes nothing; exits 1 when a page differs from what would be written now
 //   --root   the repository to read and write (default: this one; the test points it at a copy)
-import { readFileSync, writeFileSync } from 'node:fs';
+// Only result files git tracks count (in a git work tree): a run not yet committed changes no page.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -12,7 +14,25 @@ import { readResults, renderPages, replaceRegion } from '../bench/lib/report.mjs
 
 const { values } = parseArgs({ options: { check: { type: 'boolean' }, root: { type: 'string' } } });
 const root = path.resolve(values.root ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..'));
-const pages = renderPages(readResults(path.join(root, 'bench', 'results')));
+/** The result files git tracks under `root` (null outside a git work tree: then every file counts). */
+function trackedResults() {
+  try {
+    const listed = execFileSync('git', ['-C', root, 'ls-files', '--', 'bench/results'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    if (!existsSync(path.join(root, '.git'))) return null;
+    return new Set(
+      listed
+        .split('\n')
+        .filter(Boolean)
+        .map((file) => path.basename(file)),
+    );
+  } catch {
+    return null;
+  }
+}
+const pages = renderPages(readResults(path.join(root, 'bench', 'results'), trackedResults()));
 
 const stale = [];
 for (const [page, region] of Object.entries(pages)) {

@@ -264,8 +264,9 @@ const DRILLS = {
       statuses[status] = (statuses[status] ?? 0) + 1;
       if (Date.now() - latencyMs >= backAt) afterBack[status] = (afterBack[status] ?? 0) + 1;
     });
-    await sleep(5000);
-    // The fault lands mid-run: sends have succeeded and the load is still going.
+    // The fault lands mid-run: sends have succeeded (a positive signal, not a fixed wait) and the load is still going.
+    if (!(await waitUntil(async () => (statuses[200] ?? 0) >= 50, 30_000, 20)))
+      throw new Error('no 50 sends answered 200 before the fault');
     const okBefore = statuses[200] ?? 0;
     await postgres.stop();
     await sleep(3000);

@@ -13,8 +13,9 @@ import type { MailCampaign, MailCampaignStats } from '../src/modules/campaigns/c
 import { CAMPAIGN_QUEUE } from '../src/modules/campaigns/campaigns.queue.js';
 import { CampaignsRepository } from '../src/modules/campaigns/campaigns.repository.js';
 import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
+import { MarketingFeeder } from '../src/modules/delivery/marketing-feeder.js';
 import { WorkerModule } from '../src/worker.module.js';
-import { insertVerifiedDomain, waitFor } from './support/delivery-fixtures.js';
+import { insertVerifiedDomain, waitFor, waitForQueuesDrained } from './support/delivery-fixtures.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 import { startSmtpSink, type SinkMessage, type SmtpSink } from './support/smtp-sink.js';
@@ -327,7 +328,9 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     // Redis loses the campaign queue before any worker ran it.
     await t.app.get(QueueService).queue(CAMPAIGN_QUEUE).obliterate({ force: true });
     await startWorker({ ratePerSecond: 200 });
-    await new Promise((r) => setTimeout(r, 700));
+    // The worker consumes both queues and has nothing left to run (no sweep here): then nothing was planned.
+    const queues = t.app.get(QueueService);
+    await waitForQueuesDrained([queues.queue(CAMPAIGN_QUEUE), queues.queue(EMAIL_QUEUE)]);
     expect(await get(f, now.id)).toMatchObject({ status: 'SENDING', totalRecipients: 0 });
     const sweep = worker!.get(CampaignSweep);
     expect(await sweep.run()).toMatchObject({ dispatches: 2 });
@@ -358,8 +361,19 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     const left = received(f).length;
     expect(left).toBeLessThan(30);
     await startWorker({ ratePerSecond: 200 });
-    await new Promise((r) => setTimeout(r, 500));
-    expect(received(f)).toHaveLength(left);
+    // Positive signals first: the feeder has fed what was never fed (a feed finds nothing more) and the
+    // worker has no job left to run. The emails fed before the loss are still unsent: only the sweep
+    // brings their jobs back.
+    const feeder = worker!.get(MarketingFeeder);
+    await waitFor(async () => ((await feeder.feed()) === 0 ? true : null), 20_000, 'a feed with nothing left to feed');
+    await waitForQueuesDrained([queues.queue(CAMPAIGN_QUEUE), queues.queue(EMAIL_QUEUE)]);
+    const [stranded] = await db.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM emails WHERE campaign_id = $1 AND status = 'QUEUED' AND fed_at IS NOT NULL`,
+      [c.id],
+    );
+    expect(stranded.n).toBeGreaterThan(0);
+    expect(received(f).length + stranded.n).toBeLessThanOrEqual(30);
+    expect((await get(f, c.id)).status).toBe('SENDING');
     expect((await worker!.get(CampaignSweep).run()).emails).toBeGreaterThan(0);
     await waitForStatus(f, c.id, 'SENT');
     expect(received(f)).toHaveLength(30);

@@ -4,11 +4,12 @@ import { dkimVerify } from 'mailauth';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { type MailDomain, type MailProjectCredentials } from '@app/contracts';
+import { QueueService } from '@app/service-kit';
 import { startInProcessWorker } from '@app/service-kit/testing';
 import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import { SendJobs } from '../src/modules/send/send.jobs.js';
 import { WorkerModule } from '../src/worker.module.js';
-import { waitForStatus } from './support/delivery-fixtures.js';
+import { waitForQueuesDrained, waitForStatus } from './support/delivery-fixtures.js';
 import { startDnsTestServer, type DnsTestServer } from './support/dns-test-server.js';
 import { bearer, createProject, expectMailError, expectValidationError } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
@@ -343,7 +344,8 @@ describe('POST /v1/send', () => {
       await startWorker();
       await waitForStatus(db, ids, ['SENT']);
       await send(body, { 'Idempotency-Key': 'order-1' }).expect(200);
-      await new Promise((r) => setTimeout(r, 500));
+      // Whatever the replay could have queued has run (the worker drained the queue): then count.
+      await waitForQueuesDrained([worker!.get(QueueService).queue(EMAIL_QUEUE)]);
       expect(sink.messages.filter((m) => ids.some((id: string) => m.messageId?.startsWith(`<${id}@`)))).toHaveLength(2);
       expect(await countFor('once')).toBe(2);
     }, 60_000);

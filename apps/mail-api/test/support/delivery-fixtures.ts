@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import type { Queue } from 'bullmq';
 import { waitFor } from '@app/service-kit/testing';
 
 /** What fixtures need of a database handle: TypeORM's `DataSource.query` or a pg client wrapper. */
@@ -139,3 +140,31 @@ export function waitForStatus(db: Queryable, ids: string[], statuses: string[], 
 }
 
 export { waitFor };
+
+/** Job states of work still to come in a queue (a job being retried waits as `delayed`). */
+const UNFINISHED_JOB_STATES = ['active', 'wait', 'delayed', 'prioritized', 'waiting-children'] as const;
+
+/**
+ * Resolves once none of `queues` holds a job still to run: the positive signal before asserting that
+ * something did not happen (every job the test's actions could have added has finished, not "300 ms
+ * passed"). Throws with the counts left after `timeoutMs`.
+ */
+export async function waitForQueuesDrained(queues: readonly Queue[], timeoutMs = 20_000): Promise<void> {
+  let left: Record<string, number> = {};
+  try {
+    await waitFor(
+      async () => {
+        left = {};
+        for (const queue of queues) {
+          const counts = await queue.getJobCounts(...UNFINISHED_JOB_STATES);
+          for (const [state, n] of Object.entries(counts)) if (n > 0) left[`${queue.name}:${state}`] = n;
+        }
+        return Object.keys(left).length === 0 ? true : null;
+      },
+      timeoutMs,
+      'the queues to drain',
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}: ${JSON.stringify(left)} left`, { cause: err });
+  }
+}
