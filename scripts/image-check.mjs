@@ -41,8 +41,10 @@ export function findEngine(env = process.env) {
   return null;
 }
 
+/** Runs the engine; its output trimmed (nothing with `stdio: 'inherit'`, which shows it instead). */
 function sh(engine, args, options = {}) {
-  return execFileSync(engine, args, { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...options }).trim();
+  const out = execFileSync(engine, args, { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...options });
+  return (out ?? '').trim();
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
