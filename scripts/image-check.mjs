@@ -206,6 +206,8 @@ async function main() {
   const dockerfileDefault = /^ARG NODE_IMAGE=(\S+)$/m.exec(readFileSync(path.join(REPO, 'docker/Dockerfile'), 'utf8'))?.[1];
   const nodeImage = option('--node-image') ?? `docker.io/library/${dockerfileDefault}`;
   const hostServices = args.includes('--host-services');
+  // Imported now: the result file's load average "at start" is taken when the module loads.
+  const recorder = args.includes('--record') ? await import('../bench/lib/results.mjs') : null;
   const run = `imgchk-${randomBytes(3).toString('hex')}`;
   const containers = [];
   const cleanups = [];
@@ -228,8 +230,8 @@ async function main() {
     if (!hostServices) spawnSync(engine, ['network', 'rm', `${run}-net`], { stdio: 'ignore' });
     for (const cleanup of cleanups) await cleanup().catch((err) => console.error(`image:check: cleanup: ${err.message}`));
   }
-  if (args.includes('--record')) {
-    const { writeBenchResult } = await import('../bench/lib/results.mjs');
+  if (recorder) {
+    const { writeBenchResult } = recorder;
     const file = path.join(REPO, 'bench/results/image-check.json');
     writeBenchResult(
       file,
