@@ -41,8 +41,10 @@ export function findEngine(env = process.env) {
   return null;
 }
 
+/** Runs the engine; its output trimmed (nothing with `stdio: 'inherit'`, which shows it instead). */
 function sh(engine, args, options = {}) {
-  return execFileSync(engine, args, { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...options }).trim();
+  const out = execFileSync(engine, args, { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...options });
+  return (out ?? '').trim();
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -204,6 +206,8 @@ async function main() {
   const dockerfileDefault = /^ARG NODE_IMAGE=(\S+)$/m.exec(readFileSync(path.join(REPO, 'docker/Dockerfile'), 'utf8'))?.[1];
   const nodeImage = option('--node-image') ?? `docker.io/library/${dockerfileDefault}`;
   const hostServices = args.includes('--host-services');
+  // Imported now: the result file's load average "at start" is taken when the module loads.
+  const recorder = args.includes('--record') ? await import('../bench/lib/results.mjs') : null;
   const run = `imgchk-${randomBytes(3).toString('hex')}`;
   const containers = [];
   const cleanups = [];
@@ -226,8 +230,8 @@ async function main() {
     if (!hostServices) spawnSync(engine, ['network', 'rm', `${run}-net`], { stdio: 'ignore' });
     for (const cleanup of cleanups) await cleanup().catch((err) => console.error(`image:check: cleanup: ${err.message}`));
   }
-  if (args.includes('--record')) {
-    const { writeBenchResult } = await import('../bench/lib/results.mjs');
+  if (recorder) {
+    const { writeBenchResult } = recorder;
     const file = path.join(REPO, 'bench/results/image-check.json');
     writeBenchResult(
       file,
