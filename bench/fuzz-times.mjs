@@ -50,6 +50,7 @@ for (const app of APPS) {
   const result = await runSpec(app);
   console.log(JSON.stringify(result));
   apps.push(result);
+  // Written after each app: a run stopped during the second app keeps the first one's figures.
+  writeBenchResult(RESULTS_FILE, { apps }, { fuzzRuns: Number(RUNS), apps: APPS });
 }
-writeBenchResult(RESULTS_FILE, { apps }, { fuzzRuns: Number(RUNS), apps: APPS });
 process.exit(apps.every((a) => a.exitCode === 0) ? 0 : 1);

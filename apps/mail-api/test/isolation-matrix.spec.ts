@@ -40,6 +40,9 @@ interface OwnedResource {
   readBack: () => Promise<unknown>;
 }
 
+/** Id routes whose refusal is not the plain 404 NOT_FOUND, and why. */
+const ID_ROUTE_REFUSALS: Record<string, string> = {};
+
 describe('project isolation matrix over every route (issue #19)', () => {
   let t: MailTestApp;
   let routes: RouteEntry[];
@@ -101,6 +104,13 @@ describe('project isolation matrix over every route (issue #19)', () => {
     await add('contacts', { email: `${marker}@a.example.com`, data: { marker } });
     await add('templates', { name: marker, subject: marker, body: `<p>${marker}</p>` });
     await add('domains', { domain: `${marker}.example.com` });
+    // A's suppressed address: DELETE /suppressions/:email names it by address, not id.
+    const suppressed = `${marker}-suppressed@a.example.com`;
+    await request(t.url).post('/suppressions').set(asA()).send({ email: suppressed }).expect(201);
+    owned.suppressions = {
+      id: suppressed,
+      readBack: async () => (await request(t.url).get('/suppressions').set(asA()).query({ search: marker })).body,
+    };
     await request(t.url)
       .post('/v1/track')
       .set(asA())
@@ -159,23 +169,29 @@ describe('project isolation matrix over every route (issue #19)', () => {
   };
 
   it("never answers project A's data to project B, on any route with an id", async () => {
-    const withIds = routes.filter((r) => !isPublic(r) && r.params.includes('id'));
+    const withIds = routes.filter((r) => !isPublic(r) && (r.params.includes('id') || r.key === 'DELETE /suppressions/:email'));
     const missing = withIds.map((r) => r.path.split('/')[1] ?? '').filter((resource) => !owned[resource]);
     expect({ routesWithoutFixture: [...new Set(missing)] }).toEqual({ routesWithoutFixture: [] });
     const untouched = await projectDigest(projectA);
     // The digest can fail: it covers A's rows (an empty digest would prove nothing).
     expect(untouched.contacts).not.toBe('d41d8cd98f00b204e9800998ecf8427e');
+    const refusals: Record<string, string> = {};
     for (const route of withIds) {
       const resource = route.path.split('/')[1];
       const before = await owned[resource].readBack();
-      const res = await call(route.method, concrete(route, { id: owned[resource].id }), asB(), validBodyFor(route));
-      expect({ route: route.key, status: [403, 404].includes(res.status) ? 'refused' : res.status }).toEqual({
-        route: route.key,
-        status: 'refused',
-      });
+      const res = await call(
+        route.method,
+        concrete(route, { id: owned[resource].id, email: owned[resource].id }),
+        asB(),
+        validBodyFor(route),
+      );
+      refusals[route.key] = `${res.status} ${res.body?.error?.code}`;
       expect(JSON.stringify(res.body)).not.toContain(marker);
       expect(await owned[resource].readBack()).toEqual(before);
     }
+    // The specific refusal: A's resource does not exist for B (decisions.md: another project's id is a
+    // 404), so neither a validation error nor B's own missing sender domain can pass for isolation.
+    expect(refusals).toEqual(Object.fromEntries(withIds.map((r) => [r.key, ID_ROUTE_REFUSALS[r.key] ?? '404 NOT_FOUND'])));
     // No row of project A changed, in any table (emails, recipients, executions... included).
     expect(await projectDigest(projectA)).toEqual(untouched);
   });

@@ -60,6 +60,7 @@ interface TenantA {
   pendingActionId: string;
   actionLogId: string;
   usageSessionId: string;
+  secondOrganizationId: string;
 }
 
 /** B's write bodies that name A's resources; each must be refused. */
@@ -109,6 +110,101 @@ const CROSS_TENANT_WRITES: Record<string, (a: TenantA) => CrossTenantWrite> = {
   'DELETE /attachments': (a) => ({ query: { id: a.attachmentId } }),
 };
 
+/**
+ * The refusal each cross-tenant write gets (platform-api.md: 404 for a resource outside the caller's
+ * tenant, 403 where the caller may not act at all, 400 where the spec names a domain refusal).
+ */
+const CROSS_TENANT_WRITE_STATUS: Record<string, number> = {
+  'PUT /auth/roles': 404,
+  'DELETE /auth/roles': 404,
+  'PUT /auth/roles/acl': 404,
+  // Naming another tenant is for super administrators only (decisions.md, users).
+  'POST /auth/users': 403,
+  'PUT /auth/users': 404,
+  'DELETE /auth/users': 404,
+  'PUT /auth/users/acl': 404,
+  'POST /auth/users/consents': 404,
+  'POST /auth/users/resend-invite': 404,
+  'PUT /directory/organizations': 404,
+  'DELETE /directory/organizations': 404,
+  'PUT /directory/tenants': 404,
+  // Tenants are managed by super administrators only.
+  'DELETE /directory/tenants': 403,
+  'POST /notifications': 404,
+  'POST /notifications/batch': 404,
+  'POST /notifications/role': 404,
+  'PUT /notifications/:id/read': 404,
+  'PUT /notifications/:id/dismiss': 404,
+  'PUT /notifications/:id/restore': 404,
+  'POST /notifications/:id/action': 404,
+  'POST /audit_logs/audit-logs/actions/undo': 400,
+  'POST /audit_logs/audit-logs/actions/redo': 400,
+  'DELETE /auth/sidebar/preferences': 404,
+  'POST /ai_assistant/tools/execute': 404,
+  'POST /ai_assistant/ai/actions/:id/cancel': 404,
+  'POST /ai_assistant/ai/actions/:id/confirm': 404,
+  'DELETE /attachments': 404,
+};
+
+/** GET routes that name one resource of A's, and the documented refusal for another tenant. */
+const ID_READS: Record<string, { query?: (a: TenantA) => Record<string, string>; status: number }> = {
+  'GET /auth/roles/acl': { query: (a) => ({ roleId: a.roleId }), status: 404 },
+  'GET /auth/users/acl': { query: (a) => ({ userId: a.userId }), status: 404 },
+  'GET /auth/users/consents': { query: (a) => ({ userId: a.userId }), status: 404 },
+  'GET /auth/sidebar/preferences': { query: (a) => ({ roleId: a.roleId }), status: 404 },
+  'GET /ai_assistant/ai/actions/:id': { status: 404 },
+  'GET /ai_assistant/usage/sessions/:sessionId': { status: 404 },
+  'GET /attachments/file/:id': { status: 404 },
+};
+
+/**
+ * Same tenant, other organization (decisions.md: a caller restricted to organizations gets 403 for a
+ * request scoped to another organization; a user outside its organizations is not found, 404).
+ */
+const CROSS_ORGANIZATION: Record<string, { req: (a: TenantA) => CrossTenantWrite; status: number }> = {
+  'GET /audit_logs/audit-logs/actions': { req: (a) => ({ query: { organizationId: a.organizationId } }), status: 403 },
+  'GET /audit_logs/audit-logs/access': { req: (a) => ({ query: { organizationId: a.organizationId } }), status: 403 },
+  'GET /auth/users/acl': { req: (a) => ({ query: { userId: a.userId } }), status: 404 },
+  'PUT /auth/users/acl': { req: (a) => ({ body: { userId: a.userId, features: ['*'] } }), status: 404 },
+  'PUT /auth/users': { req: (a) => ({ body: { id: a.userId, name: 'other-org' } }), status: 403 },
+  'DELETE /auth/users': { req: (a) => ({ query: { id: a.userId } }), status: 403 },
+  'POST /auth/users': {
+    req: (a) => ({
+      body: { email: `o-${randomUUID().slice(0, 6)}@a.example.com`, password: 'password-123', organizationId: a.organizationId },
+    }),
+    status: 403,
+  },
+  'PUT /directory/organizations': { req: (a) => ({ body: { id: a.organizationId, name: 'other-org' } }), status: 403 },
+  'DELETE /directory/organizations': { req: (a) => ({ query: { id: a.organizationId } }), status: 403 },
+};
+
+/**
+ * Super administrators reach across tenants where the spec says so (platform-api.md: roles across
+ * tenants in the role list; decisions.md: users and organizations "with the conventions of roles",
+ * a user "in any tenant" for ACLs). What stays private to a tenant even for them is checked below.
+ */
+const SUPER_ADMIN_REACH: Record<string, string> = {
+  'GET /auth/roles': 'roles across tenants in the role list (platform-api.md)',
+  'GET /auth/users': 'users follow the conventions of roles (decisions.md)',
+  'GET /directory/organizations': 'organizations follow the conventions of roles (decisions.md)',
+};
+const SUPER_ADMIN_ID_READS: Record<string, number> = {
+  'GET /auth/users/acl': 200,
+  'GET /auth/users/consents': 200,
+};
+/** A tenant's private resources: a super administrator of another tenant gets the same refusal as B. */
+const PRIVATE_WRITES = [
+  'PUT /notifications/:id/read',
+  'PUT /notifications/:id/dismiss',
+  'PUT /notifications/:id/restore',
+  'POST /notifications/:id/action',
+  'DELETE /attachments',
+  'POST /ai_assistant/ai/actions/:id/cancel',
+  'POST /ai_assistant/ai/actions/:id/confirm',
+  'POST /audit_logs/audit-logs/actions/undo',
+  'POST /audit_logs/audit-logs/actions/redo',
+];
+
 /** Writes that act only on the caller's own tenant, session or account by construction, and why. */
 const OWN_TENANT_ONLY: Record<string, string> = {
   'POST /auth/logout': "ends the caller's session",
@@ -143,6 +239,10 @@ describe('tenant isolation matrix over every route (issue #19)', () => {
   let routes: RouteEntry[];
   let a: TenantA;
   let authB: Record<string, string>;
+  /** A super administrator of tenant B: all features and organizations, of its own tenant. */
+  let authSuperB: Record<string, string>;
+  /** A user of tenant A with every feature, restricted to A's second organization. */
+  let authOtherOrg: Record<string, string>;
   let ds: DataSource;
   const marker = `iso${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 
@@ -213,6 +313,7 @@ describe('tenant isolation matrix over every route (issue #19)', () => {
       pendingActionId: '',
       actionLogId: '',
       usageSessionId: randomUUID(),
+      secondOrganizationId: '',
     };
     await ds.query(`UPDATE organizations SET name = $2 WHERE id = $1`, [a.organizationId, `${marker}-org`]);
     expect(notification.status).toBeLessThan(300);
@@ -237,10 +338,19 @@ describe('tenant isolation matrix over every route (issue #19)', () => {
       .set(authA)
       .send({ toolName: 'auth.rename_role', args: { roleId: a.roleId, name: `${marker}-renamed` } });
     a.pendingActionId = proposal.body.pendingActionId;
-    // Every fixture is real: a missing id would make the routes naming it prove nothing.
-    expect(Object.entries(a).filter(([, v]) => typeof v !== 'string' || v === '')).toEqual([]);
     const b = await f.loggedInUser(t, { features: ['*'] });
     authB = b.auth;
+    authSuperB = (await f.loggedInUser(t, { isSuperAdmin: true }, b.tenant)).auth;
+    const [secondOrg] = await ds.query(`INSERT INTO organizations (tenant_id, name, slug) VALUES ($1, 'Second', $2) RETURNING id`, [
+      tenantId,
+      `second-${marker}`,
+    ]);
+    a.secondOrganizationId = secondOrg.id;
+    authOtherOrg = (
+      await f.loggedInUser(t, { features: ['*'], organizations: [secondOrg.id] }, { id: tenantId, organizationId: secondOrg.id })
+    ).auth;
+    // Every fixture is real: a missing id would make the routes naming it prove nothing.
+    expect(Object.entries(a).filter(([, v]) => typeof v !== 'string' || v === '')).toEqual([]);
   });
   afterAll(async () => {
     await t?.close();
@@ -353,16 +463,72 @@ describe('tenant isolation matrix over every route (issue #19)', () => {
     const before = await tenantDigest(a.tenantId);
     // The digest can fail: it covers A's rows (an empty digest would prove nothing).
     expect(before.roles).not.toBe('d41d8cd98f00b204e9800998ecf8427e');
-    for (const route of writes.filter((r) => r.key in CROSS_TENANT_WRITES)) {
-      const write = CROSS_TENANT_WRITES[route.key](a);
-      const res = await call(route.method, withA(route), authB, write);
-      // Refused by scope (403/404, or a 400 that is a domain refusal), never by a validation error,
-      // which would prove nothing about isolation.
-      const refusal = [403, 404].includes(res.status) || (res.status === 400 && !('details' in (res.body ?? {})));
-      if (!write.createsOwn)
-        expect({ route: route.key, status: refusal ? 'refused' : res.status }).toEqual({ route: route.key, status: 'refused' });
+    for (const caller of [authB, authSuperB]) {
+      const statuses: Record<string, number> = {};
+      const covered = (key: string) => key in CROSS_TENANT_WRITES && (caller === authB || PRIVATE_WRITES.includes(key));
+      for (const route of writes.filter((r) => covered(r.key))) {
+        const write = CROSS_TENANT_WRITES[route.key](a);
+        const res = await call(route.method, withA(route), caller, write);
+        // The documented refusal by scope; a validation error (400 with details) would prove nothing.
+        if (!write.createsOwn) statuses[route.key] = res.status === 400 && 'details' in (res.body ?? {}) ? -400 : res.status;
+        expect(JSON.stringify(res.body ?? {})).not.toContain(marker);
+      }
+      const expected = Object.fromEntries(Object.entries(CROSS_TENANT_WRITE_STATUS).filter(([key]) => covered(key)));
+      expect({ caller: caller === authB ? 'B' : 'super admin of B', statuses }).toEqual({
+        caller: caller === authB ? 'B' : 'super admin of B',
+        statuses: expected,
+      });
+    }
+    expect(await tenantDigest(a.tenantId)).toEqual(before);
+  });
+
+  it("answers the documented refusal to B and to B's super administrator on every route naming one of A's resources", async () => {
+    const missing = Object.keys(ID_READS).filter((key) => !routes.some((r) => r.key === key));
+    expect({ idReadsNotInRouteTable: missing }).toEqual({ idReadsNotInRouteTable: [] });
+    for (const caller of [authB, authSuperB]) {
+      const statuses: Record<string, number> = {};
+      for (const route of routes.filter((r) => r.key in ID_READS)) {
+        const res = await call('GET', withA(route), caller, { query: ID_READS[route.key].query?.(a) });
+        statuses[route.key] = res.status;
+        expect(JSON.stringify(res.body ?? {}) + (res.text ?? '')).not.toContain(marker);
+      }
+      const expected = Object.fromEntries(
+        Object.entries(ID_READS).map(([key, v]) => [key, caller === authSuperB ? (SUPER_ADMIN_ID_READS[key] ?? v.status) : v.status]),
+      );
+      expect({ caller: caller === authB ? 'B' : 'super admin of B', statuses }).toEqual({
+        caller: caller === authB ? 'B' : 'super admin of B',
+        statuses: expected,
+      });
+    }
+  });
+
+  it("answers none of tenant A's data to the super administrator of tenant B on any GET, but where its documented reach is", async () => {
+    const reads = authenticated().filter((r) => r.method === 'GET' && !r.path.endsWith('/stream') && !r.key.startsWith('GET /auth/logout'));
+    const leaks: string[] = [];
+    for (const route of reads) {
+      for (const query of [undefined, aQueryFor(route)]) {
+        const res = await call('GET', withA(route), authSuperB, { query });
+        const body = typeof res.body === 'object' && Object.keys(res.body ?? {}).length > 0 ? JSON.stringify(res.body) : (res.text ?? '');
+        if (body.includes(marker)) leaks.push(`${route.key} ${query ? 'with A ids' : 'plain'}`);
+      }
+    }
+    const reach = Object.keys(SUPER_ADMIN_REACH).flatMap((key) => [`${key} plain`, `${key} with A ids`]);
+    expect({ leaks: leaks.filter((l) => !reach.includes(l)) }).toEqual({ leaks: [] });
+  });
+
+  it("refuses a user of A's other organization what is scoped to A's first organization, and nothing of A changes", async () => {
+    const missing = Object.keys(CROSS_ORGANIZATION).filter((key) => !routes.some((r) => r.key === key));
+    expect({ notInRouteTable: missing }).toEqual({ notInRouteTable: [] });
+    const before = await tenantDigest(a.tenantId);
+    const statuses: Record<string, number> = {};
+    for (const [key, { req }] of Object.entries(CROSS_ORGANIZATION)) {
+      const [method, path] = key.split(' ');
+      const res = await call(method ?? 'GET', path ?? '/', authOtherOrg, req(a));
+      statuses[key] = res.status;
       expect(JSON.stringify(res.body ?? {})).not.toContain(marker);
     }
+    const expected = Object.fromEntries(Object.entries(CROSS_ORGANIZATION).map(([key, v]) => [key, v.status]));
+    expect(statuses).toEqual(expected);
     expect(await tenantDigest(a.tenantId)).toEqual(before);
   });
 });

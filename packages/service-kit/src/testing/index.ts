@@ -4,6 +4,7 @@ export * from './wait-for.js';
 export * from './app-under-test.js';
 export * from './node-process.js';
 export * from './openapi-fuzz.js';
+export * from './openapi-response-schemas.js';
 export * from './route-table.js';
 export * from './chromium.js';
 export * from './prometheus-text.js';

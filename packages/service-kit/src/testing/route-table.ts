@@ -39,3 +39,21 @@ export function routeTable(app: INestApplication): RouteEntry[] {
   }
   return routes;
 }
+
+/** Express path `/templates/:id` as its OpenAPI template `/templates/{id}`. */
+export function openApiPathOf(expressPath: string): string {
+  return expressPath.replace(/:(\w+)/g, '{$1}');
+}
+
+/**
+ * Routes of the running app (its Express route table) that no fuzzed operation covers, minus the
+ * listed exclusions (each with its reason). A route served but missing from /openapi.json, or
+ * skipped by the fuzz run, shows up here.
+ */
+export function unfuzzedRoutes(routes: RouteEntry[], fuzzed: string[], excluded: (route: RouteEntry) => string | null): string[] {
+  const covered = new Set(fuzzed);
+  return routes
+    .filter((r) => !excluded(r))
+    .map((r) => `${r.method} ${openApiPathOf(r.path)}`)
+    .filter((key) => !covered.has(key));
+}
