@@ -89,15 +89,9 @@ export class MarketingFeeder implements BeforeApplicationShutdown {
 
   /** One top-up. Returns how many emails were fed. */
   async feed(): Promise<number> {
-    const queue = this.queues.queue(EMAIL_QUEUE);
-    const rate = this.rate.ratePerSecond;
-    // The fetched jobs count too: BullMQ fetches a little ahead of the rate (fetchLimiter), and a job
-    // waiting at the gate is as much ahead of a newly arrived project's emails as a queued one. So at
-    // most BACKLOG_SECONDS of marketing mail is ever queued or fetched, also what a closing worker
-    // still sends (BullMQ finishes its active jobs).
-    const [counts, active] = await Promise.all([queue.getCountsPerPriority(MARKETING_PRIORITIES), queue.getActiveCount()]);
-    const waiting = Object.values(counts).reduce((sum, n) => sum + n, 0) + active;
-    const room = Math.max(2, Math.ceil(rate * BACKLOG_SECONDS)) - waiting;
+    const counts = await this.queues.queue(EMAIL_QUEUE).getCountsPerPriority(MARKETING_PRIORITIES);
+    const waiting = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    const room = Math.max(2, Math.ceil(this.rate.ratePerSecond * BACKLOG_SECONDS)) - waiting;
     if (room <= 0) return 0;
     const projects = await this.backlog.marketingBacklogProjects(this.dataSource, { limit: MAX_PROJECTS });
     if (projects.length === 0) return 0;
