@@ -1,10 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
-import { QueueService, WorkerRunner } from '@app/service-kit';
+import { QueueService } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
 import { projectScope } from '../src/core/scope/project-scope.js';
 import { CampaignPipeline } from '../src/modules/campaigns/campaign-pipeline.service.js';
@@ -14,11 +12,11 @@ import { CAMPAIGN_QUEUE } from '../src/modules/campaigns/campaigns.queue.js';
 import { CampaignsRepository } from '../src/modules/campaigns/campaigns.repository.js';
 import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import { MarketingFeeder } from '../src/modules/delivery/marketing-feeder.js';
-import { WorkerModule } from '../src/worker.module.js';
 import { insertVerifiedDomain, waitFor, waitForQueuesDrained } from './support/delivery-fixtures.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
-import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-import { startSmtpSink, type SinkMessage, type SmtpSink } from './support/smtp-sink.js';
+import { DeliveryHarness } from './support/delivery-harness.js';
+import type { MailTestApp } from './support/mail-test-app.js';
+import type { SinkMessage, SmtpSink } from './support/smtp-sink.js';
 
 const DOMAIN = 'campaigns.example.com';
 
@@ -37,30 +35,19 @@ const PUBLIC_URL = 'https://mail.test';
  * processes (SIGKILL, Redis FLUSHALL) are in campaigns-workers.spec.ts.
  */
 describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
+  let h: DeliveryHarness;
   let t: MailTestApp;
   let sink: SmtpSink;
   let db: DataSource;
-  let worker: INestApplicationContext | null = null;
 
   beforeAll(async () => {
-    sink = await startSmtpSink();
-    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, MAIL_PUBLIC_URL: PUBLIC_URL } });
-    db = t.app.get(DataSource);
+    h = await DeliveryHarness.start({ MAIL_PUBLIC_URL: PUBLIC_URL });
+    ({ t, sink, db } = h);
   });
-  afterEach(async () => {
-    await worker?.close();
-    worker = null;
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
-  });
+  afterEach(() => h.stopWorker());
+  afterAll(() => h?.close());
 
-  async function startWorker(overrides: Partial<MailConfig> = {}): Promise<INestApplicationContext> {
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot({ ...t.config, ...overrides }), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE, CAMPAIGN_QUEUE] });
-    return worker;
-  }
+  const startWorker = (overrides: Partial<MailConfig> = {}) => h.startWorker([EMAIL_QUEUE, CAMPAIGN_QUEUE], overrides);
 
   interface Fixture {
     p: MailProjectCredentials;
@@ -159,7 +146,7 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     ]);
     expect(events[0].n).toBe(25);
     // The pipeline run again (a duplicate dispatch and batch) sends nothing twice.
-    const pipeline = worker!.get(CampaignPipeline);
+    const pipeline = h.worker!.get(CampaignPipeline);
     expect(await pipeline.dispatch(projectScope(f.p.id), c.id)).toEqual({ outcome: 'skipped', reason: 'campaign is SENT' });
     expect(await pipeline.planBatch(projectScope(f.p.id), c.id, 0)).toEqual({ outcome: 'skipped', reason: 'campaign is SENT' });
     expect(received(f)).toHaveLength(25);
@@ -265,7 +252,7 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     ]);
     expect(sentRows[0].n).toBe(settled);
     // The batches that were waiting for room plan nothing now.
-    expect(await worker!.get(CampaignPipeline).planBatch(projectScope(f.p.id), c.id, 4)).toEqual({
+    expect(await h.worker!.get(CampaignPipeline).planBatch(projectScope(f.p.id), c.id, 4)).toEqual({
       outcome: 'skipped',
       reason: 'campaign is CANCELLED',
     });
@@ -332,7 +319,7 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     const queues = t.app.get(QueueService);
     await waitForQueuesDrained([queues.queue(CAMPAIGN_QUEUE), queues.queue(EMAIL_QUEUE)]);
     expect(await get(f, now.id)).toMatchObject({ status: 'SENDING', totalRecipients: 0 });
-    const sweep = worker!.get(CampaignSweep);
+    const sweep = h.worker!.get(CampaignSweep);
     expect(await sweep.run()).toMatchObject({ dispatches: 2 });
     await waitForStatus(f, now.id, 'SENT');
     // The scheduled one got its delayed dispatch back: it fires at its time.
@@ -353,8 +340,7 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     await startWorker({ ratePerSecond: 10 });
     await send(f, c.id).expect(200);
     await sink.waitForMessages(() => received(f).length >= 5, 20_000);
-    await worker!.close();
-    worker = null;
+    await h.stopWorker();
     const queues = t.app.get(QueueService);
     await queues.queue(EMAIL_QUEUE).obliterate({ force: true });
     await queues.queue(CAMPAIGN_QUEUE).obliterate({ force: true });
@@ -364,7 +350,7 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     // Positive signals first: the feeder has fed what was never fed (a feed finds nothing more) and the
     // worker has no job left to run. The emails fed before the loss are still unsent: only the sweep
     // brings their jobs back.
-    const feeder = worker!.get(MarketingFeeder);
+    const feeder = h.worker!.get(MarketingFeeder);
     await waitFor(async () => ((await feeder.feed()) === 0 ? true : null), 20_000, 'a feed with nothing left to feed');
     await waitForQueuesDrained([queues.queue(CAMPAIGN_QUEUE), queues.queue(EMAIL_QUEUE)]);
     const [stranded] = await db.query<{ n: number }[]>(
@@ -374,7 +360,7 @@ describe('campaign send pipeline (real Postgres, Redis, SMTP sink)', () => {
     expect(stranded.n).toBeGreaterThan(0);
     expect(received(f).length + stranded.n).toBeLessThanOrEqual(30);
     expect((await get(f, c.id)).status).toBe('SENDING');
-    expect((await worker!.get(CampaignSweep).run()).emails).toBeGreaterThan(0);
+    expect((await h.worker!.get(CampaignSweep).run()).emails).toBeGreaterThan(0);
     await waitForStatus(f, c.id, 'SENT');
     expect(received(f)).toHaveLength(30);
     expect(new Set(addressesOf(received(f))).size).toBe(30);

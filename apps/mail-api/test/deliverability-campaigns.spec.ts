@@ -2,57 +2,46 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { Redis } from 'ioredis';
 import nodemailer from 'nodemailer';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
-import { REDIS, WorkerRunner } from '@app/service-kit';
+import { REDIS } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
 import { InboundSmtpService } from '../src/modules/bounces/inbound-smtp.service.js';
 import type { MailCampaign, MailCampaignStats } from '../src/modules/campaigns/campaigns.dto.js';
 import { CAMPAIGN_QUEUE } from '../src/modules/campaigns/campaigns.queue.js';
 import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import { RelayThrottle } from '../src/modules/delivery/relay-throttle.js';
-import { WorkerModule } from '../src/worker.module.js';
 import { insertVerifiedDomain, waitFor } from './support/delivery-fixtures.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
-import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
+import { DeliveryHarness } from './support/delivery-harness.js';
+import type { MailTestApp } from './support/mail-test-app.js';
+import type { SmtpSink } from './support/smtp-sink.js';
 
 const DOMAIN = 'campaigns.example.com';
 const BOUNCE_DOMAIN = 'bounces.example.com';
 const ARF = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'reports', 'ses-arf-abuse.eml');
 
 describe('deliverability over whole campaigns (real Postgres, Redis, SMTP relay and report listener)', () => {
+  let h: DeliveryHarness;
   let t: MailTestApp;
   let sink: SmtpSink;
   let db: DataSource;
-  let worker: INestApplicationContext | null = null;
 
   beforeAll(async () => {
-    sink = await startSmtpSink();
-    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, MAIL_BOUNCE_DOMAIN: BOUNCE_DOMAIN, MAIL_INBOUND_SMTP_PORT: '0' } });
-    db = t.app.get(DataSource);
+    h = await DeliveryHarness.start({ MAIL_BOUNCE_DOMAIN: BOUNCE_DOMAIN, MAIL_INBOUND_SMTP_PORT: '0' });
+    ({ t, sink, db } = h);
   });
   afterEach(async () => {
     sink.answerWith(null);
-    await worker?.close();
-    worker = null;
+    await h.stopWorker();
   });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
-  });
+  afterAll(() => h?.close());
 
-  async function startWorker(overrides: Partial<MailConfig> = {}): Promise<INestApplicationContext> {
-    const config: MailConfig = { ...t.config, ratePerSecond: 500, ...overrides };
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE, CAMPAIGN_QUEUE] });
-    return worker;
-  }
+  const startWorker = (overrides: Partial<MailConfig> = {}) =>
+    h.startWorker([EMAIL_QUEUE, CAMPAIGN_QUEUE], { ratePerSecond: 500, ...overrides });
 
   async function audience(name: string, size: number): Promise<{ p: MailProjectCredentials; addresses: string[] }> {
     const p = await createProject(t, name);

@@ -1,16 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import type { Redis } from 'ioredis';
 import { dkimVerify } from 'mailauth';
 import { DataSource } from 'typeorm';
 import { MAIL_EMAIL_STATUSES } from '@app/contracts';
-import { REDIS, WorkerRunner } from '@app/service-kit';
+import { REDIS } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { isThrottling } from '../src/modules/delivery/relay-throttle.js';
 import { Verp } from '../src/modules/delivery/verp.js';
-import { WorkerModule } from '../src/worker.module.js';
 import {
   insertContact,
   insertEmails,
@@ -20,42 +17,34 @@ import {
   type VerifiedDomain,
 } from './support/delivery-fixtures.js';
 import { createProject } from './support/mail-api-helpers.js';
-import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
+import { DeliveryHarness } from './support/delivery-harness.js';
+import type { MailTestApp } from './support/mail-test-app.js';
+import type { SmtpSink } from './support/smtp-sink.js';
 
 const DOMAIN = 'news.example.com';
 
 describe('deliverability at the SMTP hand-off (real Postgres, Redis and SMTP)', () => {
+  let h: DeliveryHarness;
   let t: MailTestApp;
   let sink: SmtpSink;
   let db: DataSource;
   let projectId: string;
   let domain: VerifiedDomain;
-  let worker: INestApplicationContext | null = null;
 
   beforeAll(async () => {
-    sink = await startSmtpSink();
-    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, MAIL_PUBLIC_URL: 'https://mail.test' } });
-    db = t.app.get(DataSource);
+    h = await DeliveryHarness.start({ MAIL_PUBLIC_URL: 'https://mail.test' });
+    ({ t, sink, db } = h);
     projectId = (await createProject(t)).id;
     domain = await insertVerifiedDomain(db, projectId, DOMAIN);
   });
   afterEach(async () => {
     sink.answerWith(null);
-    await worker?.close();
-    worker = null;
+    await h.stopWorker();
   });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
-  });
+  afterAll(() => h?.close());
 
-  async function startWorker(deliverability: Partial<MailConfig['deliverability']> = {}): Promise<INestApplicationContext> {
-    const config: MailConfig = { ...t.config, deliverability: { ...t.config.deliverability, ...deliverability } };
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [EMAIL_QUEUE] });
-    return worker;
-  }
+  const startWorker = (deliverability: Partial<MailConfig['deliverability']> = {}) =>
+    h.startWorker([EMAIL_QUEUE], { deliverability: { ...t.config.deliverability, ...deliverability } });
 
   async function queueEmails(fixtures: EmailFixture[]): Promise<string[]> {
     const ids = await insertEmails(db, projectId, fixtures, { from: `hello@${DOMAIN}` });

@@ -76,8 +76,8 @@ describe('email delivery across worker processes', () => {
    * When the gate (SendingRate.admit, the deployment-wide rate) let each email start, on Redis's clock:
    * the gate takes starts in one Lua step and logs each grant to a stream whose entry id is Redis's time
    * in ms. These are the SMTP starts the rate bounds, free of the send-time spread and of this (busy)
-   * test process's stalls, which moved sink receipts together. (BullMQ's limiter only paces fetches, a
-   * little above the rate: fetchLimiter.) The log is emptied before each test's emails are queued.
+   * test process's stalls, which moved sink receipts together. (BullMQ's limiter paces the fetches;
+   * the gate is what bounds the starts.) The log is emptied before each test's emails are queued.
    */
   async function gateStarts(): Promise<number[]> {
     const redis = new Redis(t.config.redisUrl);

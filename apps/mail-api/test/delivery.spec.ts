@@ -2,18 +2,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { simpleParser } from 'mailparser';
 import { dkimVerify } from 'mailauth';
-import { DataSource } from 'typeorm';
-import { QueueService, REDIS, REDIS_SETTINGS, WorkerRunner, type RedisSettings } from '@app/service-kit';
+import type { DataSource } from 'typeorm';
+import { QueueService, REDIS, REDIS_SETTINGS, type RedisSettings } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
 import { projectScope } from '../src/core/scope/project-scope.js';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { UnsubscribeLinks } from '../src/modules/unsubscribe/unsubscribe-links.js';
-import { WorkerModule } from '../src/worker.module.js';
 import {
   emailRows,
   insertContact,
@@ -26,44 +23,31 @@ import {
   type VerifiedDomain,
 } from './support/delivery-fixtures.js';
 import { createProject } from './support/mail-api-helpers.js';
-import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
+import { DeliveryHarness } from './support/delivery-harness.js';
+import type { MailTestApp } from './support/mail-test-app.js';
+import type { SmtpSink } from './support/smtp-sink.js';
 
 const DOMAIN = 'mail.example.com';
 
 describe('email delivery (real Postgres, Redis and SMTP)', () => {
+  let h: DeliveryHarness;
   let t: MailTestApp;
   let sink: SmtpSink;
   let db: DataSource;
   let projectId: string;
   let domain: VerifiedDomain;
-  let worker: INestApplicationContext | null = null;
 
   beforeAll(async () => {
-    sink = await startSmtpSink();
-    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, MAIL_PUBLIC_URL: 'https://mail.test' } });
-    db = t.app.get(DataSource);
+    h = await DeliveryHarness.start({ MAIL_PUBLIC_URL: 'https://mail.test' });
+    ({ t, sink, db } = h);
     projectId = (await createProject(t)).id;
     domain = await insertVerifiedDomain(db, projectId, DOMAIN);
   });
-  afterEach(async () => {
-    await worker?.close();
-    worker = null;
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
-  });
+  afterEach(() => h.stopWorker());
+  afterAll(() => h?.close());
 
   /** A worker context like worker.ts builds, consuming the email and maintenance queues. */
-  async function startWorker(overrides: Partial<MailConfig> = {}): Promise<INestApplicationContext> {
-    const config = { ...t.config, ...overrides };
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
-    await worker.get(WorkerRunner).start({
-      queues: [EMAIL_QUEUE, MAINTENANCE_QUEUE],
-    });
-    return worker;
-  }
+  const startWorker = (overrides: Partial<MailConfig> = {}) => h.startWorker([EMAIL_QUEUE, MAINTENANCE_QUEUE], overrides);
 
   async function queueEmails(fixtures: EmailFixture[], priority: number = MailEmailPriority.Transactional): Promise<string[]> {
     const ids = await insertEmails(db, projectId, fixtures, { from: `news@${DOMAIN}` });
@@ -225,8 +209,7 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     expect(position).toBeGreaterThanOrEqual(2);
     expect(position).toBeLessThanOrEqual(5);
     expect(order.length).toBeLessThan(10);
-    await worker!.close(); // the rest of the backlog stays queued; later tests do not wait for it
-    worker = null;
+    await h.stopWorker(); // the rest of the backlog stays queued; later tests do not wait for it
     await t.app.get(QueueService).queue(EMAIL_QUEUE).obliterate({ force: true });
     await db.query(`UPDATE emails SET status = 'FAILED', error = 'test cleanup' WHERE id = ANY($1::uuid[]) AND status = 'QUEUED'`, [
       campaign,

@@ -66,7 +66,7 @@ describe('fair sending between projects and a run-time rate, across two worker p
       );
     }
     await Promise.all(workers.map((w) => w.ready));
-  }, 60_000);
+  }, 150_000);
   afterAll(async () => {
     await Promise.all(workers.map((w) => w.kill('SIGTERM')));
     await t?.close();

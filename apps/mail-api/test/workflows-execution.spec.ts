@@ -1,20 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
-import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
-import { QueueService, WorkerRunner } from '@app/service-kit';
+import { QueueService } from '@app/service-kit';
 import { projectScope } from '../src/core/scope/project-scope.js';
 import { EMAIL_QUEUE, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { EngagementEventsService } from '../src/modules/engagement/engagement-events.service.js';
 import { WORKFLOW_QUEUE } from '../src/modules/workflows/workflows.queue.js';
-import { WorkerModule } from '../src/worker.module.js';
 import { insertVerifiedDomain, waitFor } from './support/delivery-fixtures.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
-import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
+import { DeliveryHarness } from './support/delivery-harness.js';
+import type { MailTestApp } from './support/mail-test-app.js';
+import type { SmtpSink } from './support/smtp-sink.js';
 import {
   createWorkflow,
   listExecutions,
@@ -34,27 +32,23 @@ const sign = (body: string, secret: string) => `sha256=${createHmac('sha256', Bu
  * worker module, in process) runs against real Postgres, Redis, an SMTP sink and an HTTP receiver.
  */
 describe('workflow executions (real Postgres, Redis, SMTP sink, webhook receiver)', () => {
+  let h: DeliveryHarness;
   let t: MailTestApp;
   let sink: SmtpSink;
   let receiver: WebhookReceiver;
   let db: DataSource;
-  let worker: INestApplicationContext;
   let project: MailProjectCredentials;
   let key: string;
   let templateId: string;
 
   beforeAll(async () => {
-    sink = await startSmtpSink();
     receiver = await startWebhookReceiver();
-    t = await startMailApp({
-      env: {
-        MAIL_SMTP_URL: sink.url,
-        MAIL_WEBHOOK_RETRY_BASE_MS: '20',
-        MAIL_WEBHOOK_TIMEOUT_MS: '400',
-        MAIL_WORKFLOW_SWEEP_SECONDS: '3600',
-      },
+    h = await DeliveryHarness.start({
+      MAIL_WEBHOOK_RETRY_BASE_MS: '20',
+      MAIL_WEBHOOK_TIMEOUT_MS: '400',
+      MAIL_WORKFLOW_SWEEP_SECONDS: '3600',
     });
-    db = t.app.get(DataSource);
+    ({ t, sink, db } = h);
     project = await createProject(t);
     key = project.secretKey;
     await insertVerifiedDomain(db, project.id, DOMAIN);
@@ -69,13 +63,10 @@ describe('workflow executions (real Postgres, Redis, SMTP sink, webhook receiver
       })
       .expect(201);
     templateId = template.body.id;
-    worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(t.config), { logger: false });
-    await worker.get(WorkerRunner).start({ queues: [WORKFLOW_QUEUE, EMAIL_QUEUE] });
+    await h.startWorker([WORKFLOW_QUEUE, EMAIL_QUEUE]);
   });
   afterAll(async () => {
-    await worker?.close();
-    await t?.close();
-    await sink?.close();
+    await h?.close();
     await receiver?.close();
   });
 

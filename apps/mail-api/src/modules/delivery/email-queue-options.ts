@@ -7,14 +7,6 @@ const SPACED_UP_TO_PER_SECOND = 50;
 const MAX_EMAILS_PER_SLOT = 8;
 /** What rounding a slot up to whole milliseconds may cost against the configured rate. */
 const MAX_ROUNDING_LOSS = 0.005;
-/**
- * How much faster than the rate BullMQ fetches email jobs. The exact bound is the Redis gate
- * (SendingRate.admit) alone: BullMQ's limiter at the rate itself lost a few ms per slot (its wait for the
- * limiter key to expire, then the fetch) and the gate behind it then idled, 13.6/s of 14 with ten
- * projects (bench/results/fair-sending.json). Fetching a little ahead keeps a job waiting at the gate;
- * how many jobs run ahead is bounded by the feeder, which counts active jobs in its backlog.
- */
-const FETCH_AHEAD = 0.15;
 
 /** Whether `sendingLimiter` spaces this rate in slots (provider-like rates) rather than counting per second. */
 export function isSpacedRate(ratePerSecond: number): boolean {
@@ -39,22 +31,14 @@ export function sendingLimiter(ratePerSecond: number): { max: number; duration: 
 }
 
 /**
- * BullMQ's limiter of the email queue at `ratePerSecond`: the pacer of fetches, FETCH_AHEAD above the
- * rate, so the gate (which enforces the rate exactly) always has the next email at hand.
- */
-export function fetchLimiter(ratePerSecond: number): { max: number; duration: number } {
-  return sendingLimiter(Math.ceil(ratePerSecond * (1 + FETCH_AHEAD)));
-}
-
-/**
- * The email queue's worker settings. BullMQ's limiter is global per queue (kept in Redis) and paces the
- * fetches of every worker together a little above MAIL_RATE_PER_SECOND (fetchLimiter); the rate itself
- * is the gate's (SendingRate). Each worker needs a concurrency of at least rate x SMTP round trip.
+ * The email queue's worker settings. BullMQ's limiter is global per queue (kept in Redis), so
+ * MAIL_RATE_PER_SECOND holds for the whole deployment however many workers run; each worker needs a
+ * concurrency of at least rate x SMTP round trip to reach it.
  */
 export function emailQueueWorkerOptions(config: MailConfig): QueueWorkerOptions {
   return {
     concurrency: config.sendConcurrency,
-    limiter: fetchLimiter(config.ratePerSecond),
+    limiter: sendingLimiter(config.ratePerSecond),
     lockDuration: config.sendLockSeconds * 1000,
     stalledInterval: Math.max(1000, Math.floor((config.sendLockSeconds * 1000) / 2)),
   };

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Worker } from 'bullmq';
 import { REDIS, REDIS_SETTINGS, type RedisSettings } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
-import { fetchLimiter, isSpacedRate } from './email-queue-options.js';
+import { isSpacedRate, sendingLimiter } from './email-queue-options.js';
 
 /** How often each worker reads the rate to re-pace its BullMQ limiter (the gate applies a change at once). */
 export const RATE_WATCH_MS = 1000;
@@ -61,11 +61,9 @@ return {taken, 0, rate}
  *   including the moment of a change (a start is admitted at the rate in force when it is taken; any 1 s
  *   window holds at most max(old, new) + 1 starts).
  * - The pacer: BullMQ's limiter on the email queue, re-set by every worker from the key each second,
- *   so workers fetch jobs a little above the rate (fetchLimiter): the gate always has the next email
- *   at hand, and the marketing feeder counts the fetched jobs in its backlog, so few wait at the gate
- *   (a transactional job overtakes them there and at the connection slots: SendSlots). BullMQ reads the
- *   limiter from the worker's options on each fetch; its max alone could not change without
- *   re-creating the workers.
+ *   so workers fetch jobs at about the rate instead of holding many fetched jobs waiting at the gate
+ *   (a transactional job enqueued later would wait behind them). BullMQ reads the limiter from the
+ *   worker's options on each fetch; its max alone could not change without re-creating the workers.
  */
 @Injectable()
 export class SendingRate implements OnApplicationShutdown {
@@ -148,7 +146,7 @@ export class SendingRate implements OnApplicationShutdown {
         const rate = await readRate(this.redis, this.keys.rate, this.config.ratePerSecond);
         if (rate === this.current && worker.opts.limiter) return;
         this.current = rate;
-        worker.opts.limiter = fetchLimiter(rate);
+        worker.opts.limiter = sendingLimiter(rate);
         this.logger.log({ ratePerSecond: rate }, 'sending rate applied');
       } catch (err) {
         this.logger.warn({ err: (err as Error).message }, 'reading the sending rate failed; keeping the last one');
