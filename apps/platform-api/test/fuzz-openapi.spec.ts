@@ -58,6 +58,9 @@ function notFuzzed(route: RouteEntry): string | null {
   return null;
 }
 
+/** The UTC day `days` from today, as YYYY-MM-DD. */
+const isoDay = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+
 const ERROR_FIELDS = new Set(['ok', 'error', 'code', 'details']);
 
 export function platformErrorShapeProblem(res: FuzzResponse): string | null {
@@ -179,6 +182,8 @@ describe('fuzzing every platform-api operation from its OpenAPI document (issue 
       ['/ai_assistant/ai/actions', { id: [proposal.body.pendingActionId] }],
       ['/auth/sidebar', { id: [variantId] }],
       ['/audit_logs', { id: [log.id] }],
+      // The usage reports need a range (at most 366 days) covering the fixture's usage row, and a page.
+      ['/ai_assistant/usage', { from: [isoDay(-30)], to: [isoDay(1)], limit: ['20'], offset: ['0'] }],
     );
     byPrefix.sort((x, y) => y[0].length - x[0].length);
   });
