@@ -136,6 +136,7 @@ describe('fuzzing every platform-api operation from its OpenAPI document (issue 
         .send({ toolName: 'auth.rename_role', args: { roleId: role.body.id, name: 'fuzz-renamed' } }),
       'pending action',
     );
+    const [{ slug }] = await ds.query(`SELECT slug FROM organizations WHERE id = $1`, [org.body.id]);
     const [log] = await ds.query(`SELECT id FROM action_logs WHERE tenant_id = $1 ORDER BY created_at DESC LIMIT 1`, [tenantId]);
     const sessionId = randomUUID();
     await ds.query(
@@ -167,6 +168,7 @@ describe('fuzzing every platform-api operation from its OpenAPI document (issue 
       agentId: ['auth.access_assistant'],
       sessionId: [sessionId],
       entityId: ['crm:person'],
+      slug: [slug],
       recordId: [other.id],
       variantId: [variantId],
       logId: [log.id],

@@ -1,6 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireFeatures } from '../../core/auth/auth.decorators.js';
+import { FeatureCatalogueDto } from './features.dto.js';
 import { FeaturesService } from './features.service.js';
 
 @ApiTags('auth')
@@ -14,6 +15,7 @@ export class FeaturesController {
   @ApiOperation({
     summary: 'Feature catalogue: every feature declared by a module ({items: [{id, title, module}], modules: [{id, title}]}).',
   })
+  @ApiOkResponse({ type: FeatureCatalogueDto })
   features() {
     return this.catalogue.featureCatalogue();
   }

@@ -1,7 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentAuth } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
+import { AdminNavDto } from './navigation.dto.js';
 import { NavigationService } from './navigation.service.js';
 
 @ApiTags('auth')
@@ -21,6 +22,7 @@ export class NavigationController {
       'granted (wildcards kept), `["*"]` for super administrators; `roles`: role names. The payload is not ' +
       'personalised by sidebar preferences: clients apply GET /auth/sidebar/preferences themselves.',
   })
+  @ApiOkResponse({ type: AdminNavDto })
   adminNav(@CurrentAuth() auth: AuthContext) {
     return this.navigation.adminNav(auth);
   }

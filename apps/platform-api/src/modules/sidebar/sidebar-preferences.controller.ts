@@ -1,8 +1,9 @@
 import { Body, Controller, Delete, Get, Put, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { RolePreferenceQueryDto, SIDEBAR_MANAGE_FEATURE, UpdateSidebarPreferencesDto } from './sidebar.dto.js';
+import { SidebarPreferenceRemovedDto, SidebarPreferencesDto, SidebarPreferencesSavedDto } from './sidebar-responses.dto.js';
 import { SidebarPreferencesService } from './sidebar-preferences.service.js';
 import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
@@ -22,6 +23,7 @@ export class SidebarPreferencesController {
       'a UUID (400) and a role of the caller’s tenant or a global role (404 otherwise, also for super administrators). ' +
       '`roles` lists the tenant’s and global roles with `hasPreference` for the locale, only when `canApplyToRoles`.',
   })
+  @ApiOkResponse({ type: SidebarPreferencesDto })
   get(@CurrentAuth() auth: AuthContext, @Query('roleId') roleId: unknown) {
     return this.preferences.get(auth, roleId);
   }
@@ -37,6 +39,7 @@ export class SidebarPreferencesController {
       'Command `auth.sidebar.preferences.update`, with `X-Undo-Token`: one undo restores every row the save touched ' +
       '(the caller’s, and the applied and cleared roles’).',
   })
+  @ApiOkResponse({ type: SidebarPreferencesSavedDto })
   update(@CurrentAuth() auth: AuthContext, @Body() body: UpdateSidebarPreferencesDto) {
     return this.preferences.update(auth, body);
   }
@@ -47,6 +50,7 @@ export class SidebarPreferencesController {
     summary: 'Removes a role’s preferences for the caller’s tenant and locale. Idempotent.',
     description: 'Command `auth.sidebar.preferences.delete`, with `X-Undo-Token`: undo puts the row back as it was.',
   })
+  @ApiOkResponse({ type: SidebarPreferenceRemovedDto })
   remove(@CurrentAuth() auth: AuthContext, @Query() query: RolePreferenceQueryDto) {
     return this.preferences.removeRolePreference(auth, query.roleId);
   }

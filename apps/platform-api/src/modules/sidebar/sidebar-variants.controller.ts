@@ -1,8 +1,9 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
 import { CreateSidebarVariantDto, SIDEBAR_MANAGE_FEATURE } from './sidebar.dto.js';
+import { SidebarVariantCreatedDto, SidebarVariantListDto } from './sidebar-responses.dto.js';
 import { SidebarVariantsService } from './sidebar-variants.service.js';
 import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
@@ -15,6 +16,7 @@ export class SidebarVariantsController {
 
   @Get()
   @ApiOperation({ summary: 'The caller’s named sidebar variants for its tenant and locale, oldest first.' })
+  @ApiOkResponse({ type: SidebarVariantListDto })
   listVariants(@CurrentAuth() auth: AuthContext) {
     return this.variants.list(auth);
   }
@@ -30,6 +32,7 @@ export class SidebarVariantsController {
       'caller’s other variants in the same transaction. Command `auth.sidebar.variants.create`, with `X-Undo-Token`: ' +
       'undo deletes the variant and re-activates the one it deactivated.',
   })
+  @ApiOkResponse({ type: SidebarVariantCreatedDto })
   createVariant(@CurrentAuth() auth: AuthContext, @Body() body: CreateSidebarVariantDto) {
     return this.variants.create(auth, body);
   }
