@@ -13,8 +13,8 @@ import { startSmtpSink, type SmtpSink } from './smtp-sink.js';
  * `dist/worker.js` instead (worker-process.ts).
  */
 export class DeliveryHarness {
-  /** The worker the last `startWorker` started; `stopWorker` closes it (each spec's afterEach). */
-  worker: INestApplicationContext | null = null;
+  /** Every worker started and not stopped yet, in start order. */
+  private readonly started: INestApplicationContext[] = [];
 
   private constructor(
     readonly t: MailTestApp,
@@ -34,16 +34,21 @@ export class DeliveryHarness {
     }
   }
 
-  /** A worker on the app's config plus `overrides`, consuming `queues`. */
-  async startWorker(queues: string[], overrides: Partial<MailConfig> = {}): Promise<INestApplicationContext> {
-    this.worker = await startInProcessWorker(WorkerModule.forRoot({ ...this.t.config, ...overrides }), { queues });
-    return this.worker;
+  /** The worker the last `startWorker` started (null once `stopWorker` closed them). */
+  get worker(): INestApplicationContext | null {
+    return this.started.at(-1) ?? null;
   }
 
+  /** A worker on the app's config plus `overrides`, consuming `queues` (several may run side by side). */
+  async startWorker(queues: string[], overrides: Partial<MailConfig> = {}): Promise<INestApplicationContext> {
+    const worker = await startInProcessWorker(WorkerModule.forRoot({ ...this.t.config, ...overrides }), { queues });
+    this.started.push(worker);
+    return worker;
+  }
+
+  /** Closes every worker started (each spec's afterEach), the last one first. */
   async stopWorker(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    await worker?.close();
+    for (const worker of this.started.splice(0).reverse()) await worker.close();
   }
 
   /** The worker, the app (its database dropped), then the sink. */
