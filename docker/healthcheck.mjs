@@ -1,6 +1,6 @@
 // The image's HEALTHCHECK: GET /healthz of the process the container runs. An API answers on its
 // HTTP port (PLATFORM_PORT / MAIL_PORT), a worker on its metrics port (*_WORKER_METRICS_PORT); the
-// role is the entry point's command, read from PID 1 (tini -- /app/docker/entrypoint.sh <command>).
+// role is the entry point's command, read from PID 1 (tini -- node /app/docker/entrypoint.mjs <command>).
 // A migrate or cli container has nothing to probe and is healthy while it runs.
 import { readFileSync } from 'node:fs';
 
@@ -12,7 +12,7 @@ const DEFAULTS = {
 function role() {
   try {
     const args = readFileSync('/proc/1/cmdline', 'utf8').split('\0').filter(Boolean);
-    const entry = args.findIndex((arg) => arg.endsWith('entrypoint.sh'));
+    const entry = args.findIndex((arg) => arg.endsWith('entrypoint.mjs'));
     return entry === -1 ? 'api' : (args[entry + 1] ?? 'api');
   } catch {
     return 'api';

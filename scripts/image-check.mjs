@@ -1,17 +1,21 @@
 #!/usr/bin/env node
 // `npm run image:check`: builds both images with the container engine of the machine (podman, else
 // docker with a reachable daemon), enforces the size budgets, and starts migrate, api and worker from
-// each image against a Postgres and a Redis, waiting for the image's HEALTHCHECK to pass. CI machines
+// each image against a Postgres and a Redis, waiting for the image's HEALTHCHECK to pass, and shows the
+// HEALTHCHECK failing: an api whose process stops answering (SIGSTOP) turns unhealthy. CI machines
 // usually have no engine: then it says so and exits 0 without checking anything (`--require-engine`
 // makes that an error).
 //
 // Budgets (uncompressed, as `<engine> image inspect` reports Size): platform-api <= 350 MB,
 // mail-api <= 250 MB.
 //
-// Usage: npm run image:check -- [--require-engine] [--node-image <ref>] [--host-services] [--record]
+// Usage: npm run image:check -- [--require-engine] [--node-image <ref>] [--runtime-image <ref>]
+//                                 [--host-services] [--record]
 //   --node-image     the Dockerfile's NODE_IMAGE (default: docker.io/library/ + the Dockerfile's default);
 //                    e.g. localhost/node:24.21.0-bookworm-slim from docker/build-local-base.sh on a
 //                    machine that cannot pull from Docker Hub
+//   --runtime-image  the Dockerfile's RUNTIME_IMAGE (default: the Dockerfile's, gcr.io/distroless/...);
+//                    e.g. localhost/distroless/cc-debian12 from docker/build-local-base.sh
 //   --host-services  no Postgres and Redis containers (pulled from Docker Hub): the host's, on the host
 //                    network (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres, and
 //                    REDIS_URL, default redis://127.0.0.1:6379); a throwaway database per app and a
@@ -25,6 +29,8 @@ import { fileURLToPath } from 'node:url';
 
 const REPO = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const MB = 1024 * 1024;
+/** tini's exit when node ended by the SIGTERM it forwarded: 128 + 15. */
+const SIGTERM_EXIT = 143;
 export const IMAGES = [
   { app: 'platform-api', budgetMb: 350, apiPort: 3000, metricsPort: 9464 },
   { app: 'mail-api', budgetMb: 250, apiPort: 3001, metricsPort: 9465 },
@@ -73,6 +79,58 @@ async function waitHealthy(engine, container, timeoutMs = 120_000) {
   }
 }
 
+/** The HEALTHCHECK's status now: podman runs the check here, docker reports its last result. */
+function healthStatus(engine, container) {
+  if (engine !== 'podman') return sh(engine, ['inspect', '--format', '{{.State.Health.Status}}', container]);
+  const check = spawnSync('podman', ['healthcheck', 'run', container], { encoding: 'utf8' });
+  return check.status === 0 ? 'healthy' : (check.stdout + check.stderr).trim() || `exit ${check.status}`;
+}
+
+/**
+ * The HEALTHCHECK must also fail: the API's node process is stopped (SIGSTOP, as a process wedged on a
+ * busy event loop: it keeps its port, answers nothing), so GET /healthz times out. No shell in the
+ * image: the image's node sends the signal. Podman reports `unhealthy` once the check fails (its
+ * retries count only for the timer), docker after --retries failed checks (3 x 15 s). Then SIGCONT
+ * and the check must pass again (the failure was the stop, not the probe).
+ */
+async function checkTurnsUnhealthy(engine, container, timeoutMs = 90_000) {
+  const signal = (name) =>
+    sh(engine, [
+      'exec',
+      container,
+      '/usr/bin/node',
+      '-e',
+      // The app's node: the process (not PID 1, tini) whose command line names the entry point.
+      `const fs=require('fs');for(const p of fs.readdirSync('/proc').filter((d)=>/^\\d+$/.test(d)&&d!=='1'&&d!==String(process.pid))){` +
+        `try{if(fs.readFileSync('/proc/'+p+'/cmdline','utf8').includes('entrypoint.mjs'))process.kill(Number(p),'${name}')}catch{}}`,
+    ]);
+  signal('SIGSTOP');
+  const until = Date.now() + timeoutMs;
+  let status = healthStatus(engine, container);
+  while (!/unhealthy|exit 1|timeout/i.test(status) && Date.now() < until) {
+    await sleep(3000);
+    status = healthStatus(engine, container);
+  }
+  console.log(`image:check: ${container} with its node process stopped: HEALTHCHECK ${status}`);
+  signal('SIGCONT');
+  if (!/unhealthy|exit 1|timeout/i.test(status)) return `still ${status} after ${timeoutMs / 1000} s`;
+  await waitHealthy(engine, container);
+  return 'unhealthy';
+}
+
+/**
+ * `stop`: SIGTERM to PID 1 (tini), which forwards it to node. The app drains, then Nest's shutdown
+ * hooks re-raise the signal: node ends by SIGTERM and tini exits 143 (128 + 15), what the apps'
+ * ops-graceful-shutdown specs expect of the process (those prove the drain itself). An exit 137 is
+ * the engine's SIGKILL after the 60 s grace: the signal did not reach the app's shutdown.
+ */
+function stopGracefully(engine, container) {
+  const started = Date.now();
+  sh(engine, ['stop', '-t', '60', container]);
+  const code = Number(sh(engine, ['inspect', '--format', '{{.State.ExitCode}}', container]));
+  return { code, seconds: Number(((Date.now() - started) / 1000).toFixed(1)) };
+}
+
 /** Postgres and Redis for the containers: throwaway containers on a private network, or the host's. */
 async function startServices(engine, run, hostServices, containers) {
   if (hostServices) {
@@ -113,13 +171,13 @@ async function startServices(engine, run, hostServices, containers) {
 }
 
 /** Builds one image; returns its uncompressed size in bytes and whether it carries the HEALTHCHECK. */
-function build(engine, image, { tag, nodeImage, network }) {
+function build(engine, image, { tag, nodeImage, runtimeImage, network }) {
   const args = ['build', '-f', 'docker/Dockerfile'];
   // podman's default OCI image format has no HEALTHCHECK: the docker format keeps it.
   if (engine === 'podman') args.push('--format', 'docker');
   if (network === 'host') args.push('--network', 'host');
   args.push(
-    ...['--build-arg', `NODE_IMAGE=${nodeImage}`, '--build-arg', `APP=${image.app}`],
+    ...['--build-arg', `NODE_IMAGE=${nodeImage}`, '--build-arg', `RUNTIME_IMAGE=${runtimeImage}`, '--build-arg', `APP=${image.app}`],
     ...['--build-arg', `API_PORT=${image.apiPort}`, '--build-arg', `METRICS_PORT=${image.metricsPort}`, '-t', tag, '.'],
   );
   sh(engine, args, { stdio: 'inherit' });
@@ -128,12 +186,12 @@ function build(engine, image, { tag, nodeImage, network }) {
   return { size, healthcheck: healthcheck !== 'null' && healthcheck.includes('healthcheck.mjs') };
 }
 
-async function checkImage(engine, image, { run, nodeImage, services, containers, cleanups }) {
+async function checkImage(engine, image, { run, nodeImage, runtimeImage, services, containers, cleanups }) {
   const result = { app: image.app, budgetMb: image.budgetMb };
   const tag = `localhost/backoffice/${image.app}:image-check`;
-  console.log(`image:check: building ${tag} with ${engine} on ${nodeImage}`);
+  console.log(`image:check: building ${tag} with ${engine} on ${nodeImage}, runtime ${runtimeImage}`);
   const started = Date.now();
-  const built = build(engine, image, { tag, nodeImage, network: services.network });
+  const built = build(engine, image, { tag, nodeImage, runtimeImage, network: services.network });
   result.buildSeconds = Math.round((Date.now() - started) / 1000);
   result.sizeMb = Number((built.size / MB).toFixed(1));
   result.withinBudget = built.size <= image.budgetMb * MB;
@@ -190,6 +248,16 @@ async function checkImage(engine, image, { run, nodeImage, services, containers,
       spawnSync(engine, ['logs', '--tail', '30', name], { stdio: 'inherit' });
     }
   }
+  if (result.api === 'healthy') {
+    result.apiStopped = await checkTurnsUnhealthy(engine, `${run}-${image.app}-api`);
+    if (result.apiStopped !== 'unhealthy') problems.push(`${image.app} api stopped answering: HEALTHCHECK ${result.apiStopped}`);
+  }
+  for (const role of ['api', 'worker']) {
+    if (result[role] !== 'healthy') continue;
+    const exit = stopGracefully(engine, `${run}-${image.app}-${role}`);
+    result[`${role}Sigterm`] = `exit ${exit.code} after ${exit.seconds} s`;
+    if (exit.code !== SIGTERM_EXIT) problems.push(`${image.app} ${role}: SIGTERM ended it with exit ${exit.code}, not ${SIGTERM_EXIT}`);
+  }
   return { result, problems };
 }
 
@@ -205,6 +273,8 @@ async function main() {
   }
   const dockerfileDefault = /^ARG NODE_IMAGE=(\S+)$/m.exec(readFileSync(path.join(REPO, 'docker/Dockerfile'), 'utf8'))?.[1];
   const nodeImage = option('--node-image') ?? `docker.io/library/${dockerfileDefault}`;
+  const runtimeImage =
+    option('--runtime-image') ?? /^ARG RUNTIME_IMAGE=(\S+)$/m.exec(readFileSync(path.join(REPO, 'docker/Dockerfile'), 'utf8'))?.[1];
   const hostServices = args.includes('--host-services');
   // Imported now: the result file's load average "at start" is taken when the module loads.
   const recorder = args.includes('--record') ? await import('../bench/lib/results.mjs') : null;
@@ -217,7 +287,7 @@ async function main() {
     const services = await startServices(engine, run, hostServices, containers);
     for (const image of IMAGES) {
       try {
-        const checked = await checkImage(engine, image, { run, nodeImage, services, containers, cleanups });
+        const checked = await checkImage(engine, image, { run, nodeImage, runtimeImage, services, containers, cleanups });
         results.push(checked.result);
         problems.push(...checked.problems);
       } catch (err) {
@@ -239,6 +309,7 @@ async function main() {
       {
         engine: `${engine} ${sh(engine, ['--version'])}`,
         nodeImage,
+        runtimeImage,
         services: hostServices ? 'host Postgres and Redis, host network' : 'containers',
       },
     );
@@ -248,7 +319,9 @@ async function main() {
     console.error(`image:check: ${problems.length} problem(s):\n  - ${problems.join('\n  - ')}`);
     process.exit(1);
   }
-  console.log('image:check: both images built, within budget, migrate ran, api and worker healthy');
+  console.log(
+    'image:check: both images built, within budget, migrate ran, api and worker healthy, a stopped api unhealthy, SIGTERM graceful',
+  );
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -36,6 +36,7 @@ function missedGoals(d) {
   if (d.summary?.withinTarget !== undefined) return d.summary.withinTarget ? [] : [`fan-out < ${d.summary.targetMs} ms`];
   if (typeof d.passed === 'boolean' && Array.isArray(d.services)) return d.passed ? [] : ['no error under load'];
   if (Array.isArray(d.drills)) return d.drills.filter((r) => !r.passed).map((r) => `drill ${r.drill}`);
+  if (Array.isArray(d.images) && Array.isArray(d.problems)) return d.problems;
   const judged = d.results && !Array.isArray(d.results) ? Object.entries(d.results).filter(([, r]) => typeof r?.met === 'boolean') : [];
   if (judged.length > 0) return judged.filter(([, r]) => !r.met).map(([name, r]) => `${name} < ${r.targetMs} ms`);
   return null;
@@ -51,6 +52,17 @@ function missed(d) {
  * here still gets its row in the index (the key figures are then in the file only).
  */
 const HEADLINES = [
+  {
+    match: (d) => Array.isArray(d.images),
+    rows: (d) =>
+      d.images.map((i) => [
+        `${i.app} image, MiB uncompressed (budget ${i.budgetMb})`,
+        i.error ??
+          `${fixed(i.sizeMb, 1)}; migrate ${i.migrate ?? 'n/a'}, api ${i.api ?? 'n/a'}, worker ${i.worker ?? 'n/a'}, ` +
+            `api stopped (SIGSTOP): ${i.apiStopped ?? 'not checked'}; SIGTERM: api ${i.apiSigterm ?? 'n/a'}, ` +
+            `worker ${i.workerSigterm ?? 'n/a'}`,
+      ]),
+  },
   {
     match: (d) => d.sameWork,
     rows: (d) =>

@@ -149,9 +149,13 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
           // Workers finish their active jobs on SIGTERM: the grace period outlasts the longest job.
           const grace = pod.terminationGracePeriodSeconds;
           if (role === 'worker') expect({ where, grace: grace > LONGEST_JOB_SECONDS }).toEqual({ where, grace: true });
-          // APIs: the preStop pause, then the drain, within the grace period.
-          if (role === 'api')
-            expect({ where, grace: grace > Number(container.lifecycle.preStop.exec.command[1]) + 30 }).toEqual({ where, grace: true });
+          // APIs: the preStop pause, then the drain, within the grace period. The pause is the kubelet's
+          // sleep action: the distroless image has no shell or `sleep` binary an exec hook could run.
+          if (role === 'api') {
+            expect(container.lifecycle.preStop).toEqual({ sleep: { seconds: expect.any(Number) } });
+            expect({ where, grace: grace > container.lifecycle.preStop.sleep.seconds + 30 }).toEqual({ where, grace: true });
+          }
+          expect({ where, exec: JSON.stringify(container).includes('"exec"') }).toEqual({ where, exec: false });
         }
       }
     }
@@ -450,7 +454,7 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
     }
   });
 
-  it('builds the images on the pinned Node LTS the project declares, as a non-root user under tini, with a HEALTHCHECK', () => {
+  it('builds the images on the pinned Node LTS the project declares, runs them distroless as a non-root user under tini, with a HEALTHCHECK', () => {
     const dockerfile = read('docker/Dockerfile');
     const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; devDependencies: Record<string, string> };
     const pinned = pkg.devDependencies.node.replace(/^[\^~]/, '');
@@ -462,13 +466,20 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
       /^RUN --mount=type=cache,target=\/root\/\.npm,sharing=locked npm ci$/m,
       /^COPY --from=prune \/app\/tsconfig.base.json \.\/$/m,
       /^RUN --mount=type=cache,target=\/root\/\.npm,sharing=locked npm ci --omit=dev$/m,
+      /^RUN node \/tmp\/slim-node-modules.mjs \/app$/m,
       /apt-get install -y --no-install-recommends tini/,
+      /^ARG RUNTIME_IMAGE=gcr\.io\/distroless\/cc-debian12$/m,
+      /^FROM \$\{RUNTIME_IMAGE\} AS runtime$/m,
+      /^COPY --from=runtime-files --chown=10001:10001 \/runtime\/data\/ \/data\/$/m,
       /^USER 10001:10001$/m,
-      /^HEALTHCHECK .* CMD \["node", "\/app\/docker\/healthcheck.mjs"\]$/m,
-      /^ENTRYPOINT \["\/usr\/bin\/tini", "--", "\/app\/docker\/entrypoint.sh"\]$/m,
+      /^HEALTHCHECK .* CMD \["\/usr\/bin\/node", "\/app\/docker\/healthcheck.mjs"\]$/m,
+      /^ENTRYPOINT \["\/usr\/bin\/tini", "--", "\/usr\/bin\/node", "\/app\/docker\/entrypoint.mjs"\]$/m,
     ]) {
       expect(dockerfile).toMatch(step);
     }
+    // The runtime stage runs no command: the distroless base has no shell to run one.
+    const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime\n'));
+    expect(runtime).not.toMatch(/^RUN /m);
     // The build context leaves out local installs, builds and secrets.
     const ignored = read('.dockerignore').split('\n');
     for (const entry of ['**/node_modules', '**/dist', '.data', '.git', 'docker/.env']) expect(ignored).toContain(entry);
@@ -562,17 +573,22 @@ describe('deployment manifests (k8s/) and images (docker/)', () => {
       ['apps/mail-api/dist/cli/mail-cli.js', 'cli'],
     ]) {
       mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-      writeFileSync(path.join(root, file), `console.log(${JSON.stringify(says)}, process.argv.slice(2).join(' '));\n`);
+      // The entry module sees itself as argv[1] (as if node had been started on it) and its arguments.
+      const line = `console.log(${JSON.stringify(says)}, process.argv[1] === ${JSON.stringify(path.join(root, file))}, process.argv.slice(2).join(' '));`;
+      writeFileSync(path.join(root, file), `${line}\n`);
     }
-    const entry = path.join(REPO, 'docker/entrypoint.sh');
+    const entry = path.join(REPO, 'docker/entrypoint.mjs');
     const env = { PATH: process.env.PATH, APP: 'mail-api' };
-    const say = async (...args: string[]) => (await run('sh', [entry, ...args], { cwd: root, env })).stdout.trim();
-    expect(await say()).toBe('api');
-    expect(await say('worker')).toBe('worker');
-    expect(await say('migrate')).toBe('migrate');
-    expect(await say('cli', 'project:create', 'Acme')).toBe('cli project:create Acme');
-    await expect(run('sh', [entry, 'shell'], { cwd: root, env })).rejects.toMatchObject({ code: 64 });
-    await expect(run('sh', [entry, 'cli'], { cwd: root, env: { ...env, APP: 'platform-api' } })).rejects.toMatchObject({ code: 64 });
+    const start = (args: string[], extra: Record<string, string> = {}) =>
+      run(process.execPath, [entry, ...args], { cwd: root, env: { ...env, ...extra } });
+    const say = async (...args: string[]) => (await start(args)).stdout.trim();
+    expect(await say()).toBe('api true');
+    expect(await say('worker')).toBe('worker true');
+    expect(await say('migrate')).toBe('migrate true');
+    expect(await say('cli', 'project:create', 'Acme')).toBe('cli true project:create Acme');
+    await expect(start(['shell'])).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining("unknown command 'shell'") });
+    await expect(start(['toString'])).rejects.toMatchObject({ code: 64 });
+    await expect(start(['cli'], { APP: 'platform-api' })).rejects.toMatchObject({ code: 64 });
   });
 
   describe('the HEALTHCHECK script', () => {

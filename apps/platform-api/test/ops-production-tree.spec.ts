@@ -29,7 +29,8 @@ type AppName = 'platform-api' | 'mail-api';
 
 /**
  * The production tree the Dockerfile builds (docker/Dockerfile: `turbo prune <app> --docker`, then
- * `npm ci --omit=dev` of the pruned workspace, then each workspace's compiled `dist/` beside it),
+ * `npm ci --omit=dev` of the pruned workspace, docker/slim-node-modules.mjs, then each workspace's
+ * compiled `dist/` beside it),
  * made in a temp dir for both apps. From it, in production mode, against the local Postgres and Redis:
  * the migrate entry, the API (probes, docs, queue dashboard) and the worker (probes, a job, metrics).
  */
@@ -63,6 +64,8 @@ describe('the production tree of each image', () => {
     await run(path.join(REPO, 'node_modules/.bin/turbo'), ['prune', app, '--docker', `--out-dir=${out}`], { cwd: REPO });
     const tree = path.join(out, 'json');
     await run('npm', NPM_CI, { cwd: tree, env: { ...process.env, npm_config_loglevel: 'error' }, maxBuffer: 16 * 1024 * 1024 });
+    // The deps stage's slimming (no TypeScript, no dependency source maps, declarations or markdown).
+    await run(process.execPath, [path.join(REPO, 'docker/slim-node-modules.mjs'), tree]);
     const workspaces = ['apps', 'packages'].flatMap((dir) => readdirSync(path.join(tree, dir)).map((name) => path.join(dir, name)));
     for (const workspace of workspaces) cpSync(path.join(REPO, workspace, 'dist'), path.join(tree, workspace, 'dist'), { recursive: true });
     return tree;
@@ -135,9 +138,18 @@ describe('the production tree of each image', () => {
       'supertest',
       'node',
       'kubernetes-models',
+      // An optional peer of @nestjs/swagger and valibot that nothing at runtime imports: slimmed away.
+      'typescript',
     ]) {
       expect({ dev, installed: existsSync(path.join(tree, 'node_modules', dev)) }).toEqual({ dev, installed: false });
     }
+    // The dependencies' maps, declarations and markdown are gone (the workspaces' own dist/, linked
+    // in as node_modules/@app/* and mail-api, keeps its maps).
+    const workspaceLinks = /^(@app\/|platform-api\/|mail-api\/)/;
+    const slimmed = readdirSync(path.join(tree, 'node_modules'), { recursive: true, encoding: 'utf8' }).filter(
+      (file) => !workspaceLinks.test(file) && /\.(map|d\.ts|md)$/.test(file),
+    );
+    expect(slimmed).toEqual([]);
     // Workspace packages are links to their folders in the tree, as npm ci makes them in the image.
     expect(lstatSync(path.join(tree, 'node_modules/@app/service-kit')).isSymbolicLink()).toBe(true);
     expect(JSON.parse(readFileSync(path.join(tree, 'package.json'), 'utf8')).engines).toEqual({ node: '>=24.11 <25' });
