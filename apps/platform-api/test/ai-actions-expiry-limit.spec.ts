@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { platformDataSourceOptions } from '../src/core/database/data-source-options.js';
+import type { DataSource } from 'typeorm';
 import { PendingActionsRepository } from '../src/modules/ai-assistant/actions/pending-actions.repository.js';
-import { createPlatformTestEnv, type PlatformTestEnv } from './support/platform-test-app.js';
+import { freshPlatformDatabase } from './support/fresh-database.js';
 
 /**
  * The expiry job's one statement (PendingActionsRepository.expireDue) expires at most `limit` rows per
@@ -12,13 +11,12 @@ import { createPlatformTestEnv, type PlatformTestEnv } from './support/platform-
  * analysed, as on a new deployment.
  */
 describe('pending action expiry: at most the rows asked for per run', () => {
-  let env: PlatformTestEnv;
   let db: DataSource;
+  let close: () => Promise<void>;
   const repository = new PendingActionsRepository();
 
   beforeAll(async () => {
-    env = await createPlatformTestEnv();
-    db = await new DataSource(platformDataSourceOptions(env.db.url)).initialize();
+    ({ db, close } = await freshPlatformDatabase());
     const [{ id: tenantId }] = await db.query<{ id: string }[]>(`INSERT INTO tenants (name) VALUES ('expiry') RETURNING id`);
     // 400 pending actions past expiry (a minute apart, so "oldest first" has one answer), 5 not yet due.
     await db.query(
@@ -30,8 +28,7 @@ describe('pending action expiry: at most the rows asked for per run', () => {
     );
   }, 60_000);
   afterAll(async () => {
-    await db?.destroy();
-    await env?.cleanup();
+    await close?.();
   });
 
   const expiredCount = async () =>

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { platformDataSourceOptions } from '../src/core/database/data-source-options.js';
+import type { DataSource } from 'typeorm';
 import { AttachmentStorageDeletionsRepository } from '../src/modules/attachments/attachment-storage-deletions.repository.js';
-import { createPlatformTestEnv, type PlatformTestEnv } from './support/platform-test-app.js';
+import { freshPlatformDatabase } from './support/fresh-database.js';
 
 /**
  * The storage sweep's claim (AttachmentStorageDeletionsRepository.claimDue) leases at most `limit` due
@@ -12,13 +11,12 @@ import { createPlatformTestEnv, type PlatformTestEnv } from './support/platform-
  * working on them. The table here is fresh and never analysed, as on a new deployment.
  */
 describe('attachment storage sweep: claims at most the rows asked for', () => {
-  let env: PlatformTestEnv;
   let db: DataSource;
+  let close: () => Promise<void>;
   const deletions = new AttachmentStorageDeletionsRepository();
 
   beforeAll(async () => {
-    env = await createPlatformTestEnv();
-    db = await new DataSource(platformDataSourceOptions(env.db.url)).initialize();
+    ({ db, close } = await freshPlatformDatabase());
     // 400 removals due (a second apart), 5 due later.
     await db.query(
       `INSERT INTO attachment_storage_deletions (tenant_id, storage_key, next_attempt_at)
@@ -28,8 +26,7 @@ describe('attachment storage sweep: claims at most the rows asked for', () => {
     );
   }, 60_000);
   afterAll(async () => {
-    await db?.destroy();
-    await env?.cleanup();
+    await close?.();
   });
 
   const leasedCount = async () =>

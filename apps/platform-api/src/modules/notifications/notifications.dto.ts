@@ -287,10 +287,10 @@ export class NotificationItemDto {
 
 export class NotificationPageDto {
   @ApiProperty({ type: [NotificationItemDto] }) items: NotificationItemDto[];
-  @ApiProperty() total: number;
-  @ApiProperty() page: number;
-  @ApiProperty() pageSize: number;
-  @ApiProperty() totalPages: number;
+  @ApiProperty({ type: 'integer' }) total: number;
+  @ApiProperty({ type: 'integer' }) page: number;
+  @ApiProperty({ type: 'integer' }) pageSize: number;
+  @ApiProperty({ type: 'integer' }) totalPages: number;
 }
 
 export class NotificationCreatedDto {
@@ -300,7 +300,10 @@ export class NotificationCreatedDto {
 
 export class NotificationsSentDto {
   @ApiProperty({ type: Boolean, example: true }) ok: true;
-  @ApiProperty({ description: 'batch: notifications written; role and feature: recipients resolved when the request was taken.' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'batch: notifications written; role and feature: recipients resolved when the request was taken.',
+  })
   count: number;
   @ApiProperty({
     type: [String],
@@ -313,12 +316,12 @@ export class NotificationsSentDto {
 }
 
 export class UnreadCountDto {
-  @ApiProperty() unreadCount: number;
+  @ApiProperty({ type: 'integer' }) unreadCount: number;
 }
 
 export class MarkAllReadDto {
   @ApiProperty({ type: Boolean, example: true }) ok: true;
-  @ApiProperty({ description: 'Notifications that went from unread to read.' }) count: number;
+  @ApiProperty({ type: 'integer', description: 'Notifications that went from unread to read.' }) count: number;
 }
 
 export class NotificationChangedDto {

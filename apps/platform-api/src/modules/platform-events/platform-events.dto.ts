@@ -40,5 +40,5 @@ export class DeclaredEventDto {
 
 export class DeclaredEventListDto {
   @ApiProperty({ type: [DeclaredEventDto] }) data: DeclaredEventDto[];
-  @ApiProperty() total: number;
+  @ApiProperty({ type: 'integer' }) total: number;
 }

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { ExecutionMode } from '../agents/agent-definition.js';
+import { TokenCountsDto } from '../usage/ai-usage.dto.js';
 
 // ---- responses (OpenAPI) of chat, run-object, route and health -----------------------------------
 
@@ -8,16 +9,10 @@ const EXECUTION_MODES: ExecutionMode[] = ['chat', 'object'];
 /** The UI message stream (AI SDK protocol, SSE frames): not JSON, documented by its content type. */
 export const UI_MESSAGE_STREAM_CONTENT = { 'text/event-stream': { schema: { type: 'string' } } };
 
-export class TokenUsageDto {
-  @ApiProperty({ type: 'integer' }) inputTokens: number;
-  @ApiProperty({ type: 'integer' }) outputTokens: number;
-  @ApiProperty({ type: 'integer' }) totalTokens: number;
-}
-
 export class RunObjectResultDto {
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'The model’s JSON, valid against the agent’s schema.' })
   object: unknown;
-  @ApiPropertyOptional({ type: TokenUsageDto }) usage?: TokenUsageDto;
+  @ApiPropertyOptional({ type: TokenCountsDto }) usage?: TokenCountsDto;
   @ApiPropertyOptional() finishReason?: string;
 }
 

@@ -53,33 +53,37 @@ export class SessionUsageQuery extends UsageRangeQuery {
 
 // ---- responses (OpenAPI) ------------------------------------------------------------------------
 
-export class DailyUsageDto {
+/** Tokens of one step, or summed over steps. */
+export class TokenCountsDto {
+  @ApiProperty({ type: 'integer' }) inputTokens: number;
+  @ApiProperty({ type: 'integer' }) outputTokens: number;
+  @ApiProperty({ type: 'integer' }) totalTokens: number;
+}
+
+/** A rollup over steps: how many, and their tokens. */
+class StepTotalsDto extends TokenCountsDto {
+  @ApiProperty({ type: 'integer' }) steps: number;
+}
+
+export class DailyUsageDto extends StepTotalsDto {
   @ApiProperty({ example: '2025-01-01', description: 'UTC day.' }) day: string;
   @ApiProperty() agentId: string;
   @ApiProperty() modelId: string;
   @ApiProperty({ type: [String] }) providerIds: string[];
-  @ApiProperty({ type: 'integer' }) steps: number;
   @ApiProperty({ type: 'integer' }) sessions: number;
-  @ApiProperty({ type: 'integer' }) inputTokens: number;
-  @ApiProperty({ type: 'integer' }) outputTokens: number;
-  @ApiProperty({ type: 'integer' }) totalTokens: number;
 }
 
 export class DailyUsageListDto {
   @ApiProperty({ type: [DailyUsageDto], description: 'Ordered by day, agent, model.' }) items: DailyUsageDto[];
 }
 
-export class SessionUsageDto {
+export class SessionUsageDto extends StepTotalsDto {
   @ApiProperty({ format: 'uuid' }) sessionId: string;
   @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'Who sent its first step.' }) userId: string | null;
   @ApiProperty({ type: [String] }) agentIds: string[];
   @ApiProperty({ type: [String] }) modelIds: string[];
   @ApiProperty() startedAt: string;
   @ApiProperty() lastStepAt: string;
-  @ApiProperty({ type: 'integer' }) steps: number;
-  @ApiProperty({ type: 'integer' }) inputTokens: number;
-  @ApiProperty({ type: 'integer' }) outputTokens: number;
-  @ApiProperty({ type: 'integer' }) totalTokens: number;
 }
 
 export class SessionUsagePageDto {
@@ -89,7 +93,7 @@ export class SessionUsagePageDto {
   @ApiProperty({ type: 'integer' }) offset: number;
 }
 
-export class UsageEventDto {
+export class UsageEventDto extends TokenCountsDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ type: String, format: 'uuid', nullable: true }) organizationId: string | null;
   @ApiProperty({ type: String, format: 'uuid', nullable: true }) userId: string | null;
@@ -98,9 +102,6 @@ export class UsageEventDto {
   @ApiProperty() modelId: string;
   @ApiProperty({ format: 'uuid' }) sessionId: string;
   @ApiProperty({ type: 'integer' }) stepIndex: number;
-  @ApiProperty({ type: 'integer' }) inputTokens: number;
-  @ApiProperty({ type: 'integer' }) outputTokens: number;
-  @ApiProperty({ type: 'integer' }) totalTokens: number;
   @ApiProperty({ type: String, nullable: true }) finishReason: string | null;
   @ApiProperty() createdAt: string;
 }
