@@ -5,19 +5,11 @@ import { DataSource } from 'typeorm';
 import { MAIL_EMAIL_STATUSES } from '@app/contracts';
 import { REDIS } from '@app/service-kit';
 import type { MailConfig } from '../src/config/mail-config.js';
-import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
+import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import { isThrottling } from '../src/modules/delivery/relay-throttle.js';
 import { Verp } from '../src/modules/delivery/verp.js';
-import {
-  insertContact,
-  insertEmails,
-  insertVerifiedDomain,
-  waitForStatus,
-  type EmailFixture,
-  type VerifiedDomain,
-} from './support/delivery-fixtures.js';
-import { createProject } from './support/mail-api-helpers.js';
-import { DeliveryHarness } from './support/delivery-harness.js';
+import { dkimResolver, insertContact, waitForStatus, type EmailFixture } from './support/delivery-fixtures.js';
+import { DeliveryHarness, type SendingProject } from './support/delivery-harness.js';
 import type { MailTestApp } from './support/mail-test-app.js';
 import type { SmtpSink } from './support/smtp-sink.js';
 
@@ -28,14 +20,14 @@ describe('deliverability at the SMTP hand-off (real Postgres, Redis and SMTP)', 
   let t: MailTestApp;
   let sink: SmtpSink;
   let db: DataSource;
+  let sender: SendingProject;
   let projectId: string;
-  let domain: VerifiedDomain;
 
   beforeAll(async () => {
     h = await DeliveryHarness.start({ MAIL_PUBLIC_URL: 'https://mail.test' });
     ({ t, sink, db } = h);
-    projectId = (await createProject(t)).id;
-    domain = await insertVerifiedDomain(db, projectId, DOMAIN);
+    sender = await h.sendingProject(`hello@${DOMAIN}`);
+    projectId = sender.projectId;
   });
   afterEach(async () => {
     sink.answerWith(null);
@@ -46,11 +38,7 @@ describe('deliverability at the SMTP hand-off (real Postgres, Redis and SMTP)', 
   const startWorker = (deliverability: Partial<MailConfig['deliverability']> = {}) =>
     h.startWorker([EMAIL_QUEUE], { deliverability: { ...t.config.deliverability, ...deliverability } });
 
-  async function queueEmails(fixtures: EmailFixture[]): Promise<string[]> {
-    const ids = await insertEmails(db, projectId, fixtures, { from: `hello@${DOMAIN}` });
-    await t.app.get(EmailDeliveryQueue).enqueue(ids.map((id) => ({ id, projectId, priority: MailEmailPriority.Transactional })));
-    return ids;
-  }
+  const queueEmails = (fixtures: EmailFixture[]) => sender.queueEmails(fixtures);
 
   const suppressions = (email: string) =>
     db.query<{ reason: string; source: string; detail: string | null }[]>(
@@ -194,11 +182,7 @@ describe('deliverability at the SMTP hand-off (real Postgres, Redis and SMTP)', 
     expect(signed).toEqual(
       expect.arrayContaining(['from', 'to', 'subject', 'date', 'message-id', 'list-unsubscribe', 'list-unsubscribe-post']),
     );
-    const resolver = (name: string) =>
-      name === `${domain.selector}._domainkey.${domain.domain}`
-        ? Promise.resolve([domain.dkimRecord.match(/.{1,250}/g)!])
-        : Promise.reject(Object.assign(new Error('none'), { code: 'ENOTFOUND' }));
-    expect((await dkimVerify(mk.raw, { resolver })).results[0].status.result).toBe('pass');
+    expect((await dkimVerify(mk.raw, { resolver: dkimResolver(sender.domain) })).results[0].status.result).toBe('pass');
   }, 60_000);
 
   it('with MAIL_BOUNCE_DOMAIN the envelope sender is a VERP address naming the email, unforgeable', async () => {

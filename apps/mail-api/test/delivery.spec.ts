@@ -12,18 +12,16 @@ import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, MailEmailPriority } from
 import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { UnsubscribeLinks } from '../src/modules/unsubscribe/unsubscribe-links.js';
 import {
+  dkimResolver,
   emailRows,
   insertContact,
   insertEmails,
   insertSendRequest,
-  insertVerifiedDomain,
   waitFor,
   waitForStatus,
   type EmailFixture,
-  type VerifiedDomain,
 } from './support/delivery-fixtures.js';
-import { createProject } from './support/mail-api-helpers.js';
-import { DeliveryHarness } from './support/delivery-harness.js';
+import { DeliveryHarness, type SendingProject } from './support/delivery-harness.js';
 import type { MailTestApp } from './support/mail-test-app.js';
 import type { SmtpSink } from './support/smtp-sink.js';
 
@@ -35,13 +33,13 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
   let sink: SmtpSink;
   let db: DataSource;
   let projectId: string;
-  let domain: VerifiedDomain;
+  let sender: SendingProject;
 
   beforeAll(async () => {
     h = await DeliveryHarness.start({ MAIL_PUBLIC_URL: 'https://mail.test' });
     ({ t, sink, db } = h);
-    projectId = (await createProject(t)).id;
-    domain = await insertVerifiedDomain(db, projectId, DOMAIN);
+    sender = await h.sendingProject(`news@${DOMAIN}`);
+    ({ projectId } = sender);
   });
   afterEach(() => h.stopWorker());
   afterAll(() => h?.close());
@@ -49,16 +47,8 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
   /** A worker context like worker.ts builds, consuming the email and maintenance queues. */
   const startWorker = (overrides: Partial<MailConfig> = {}) => h.startWorker([EMAIL_QUEUE, MAINTENANCE_QUEUE], overrides);
 
-  async function queueEmails(fixtures: EmailFixture[], priority: number = MailEmailPriority.Transactional): Promise<string[]> {
-    const ids = await insertEmails(db, projectId, fixtures, { from: `news@${DOMAIN}` });
-    await t.app.get(EmailDeliveryQueue).enqueue(ids.map((id) => ({ id, projectId, priority })));
-    return ids;
-  }
-
-  const resolver = (name: string) => {
-    if (name === `${domain.selector}._domainkey.${domain.domain}`) return Promise.resolve([domain.dkimRecord.match(/.{1,250}/g)!]);
-    return Promise.reject(Object.assign(new Error(`no TXT for ${name}`), { code: 'ENOTFOUND' }));
-  };
+  const queueEmails = (fixtures: EmailFixture[], priority?: number) => sender.queueEmails(fixtures, priority);
+  const resolver = (name: string) => dkimResolver(sender.domain)(name);
 
   it('delivers the message as written: addresses, subject, headers, attachments, Message-ID, a valid DKIM signature', async () => {
     const attachment = Buffer.from('quarterly numbers\n');
@@ -101,7 +91,7 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
 
     const dkim = await dkimVerify(message.raw, { resolver });
     expect(dkim.results).toHaveLength(1);
-    expect(dkim.results[0]).toMatchObject({ signingDomain: DOMAIN, selector: domain.selector, status: { result: 'pass' } });
+    expect(dkim.results[0]).toMatchObject({ signingDomain: DOMAIN, selector: sender.domain.selector, status: { result: 'pass' } });
   }, 60_000);
 
   it('marketing mail carries List-Unsubscribe and List-Unsubscribe-Post for its contact', async () => {

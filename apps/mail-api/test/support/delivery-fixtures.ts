@@ -15,6 +15,14 @@ export interface VerifiedDomain {
   dkimRecord: string;
 }
 
+/** A DNS TXT resolver for mailauth's dkimVerify that publishes only `domain`'s DKIM record. */
+export function dkimResolver(domain: VerifiedDomain): (name: string) => Promise<string[][]> {
+  return (name) =>
+    name === `${domain.selector}._domainkey.${domain.domain}`
+      ? Promise.resolve([domain.dkimRecord.match(/.{1,250}/g) ?? []])
+      : Promise.reject(Object.assign(new Error(`no TXT for ${name}`), { code: 'ENOTFOUND' }));
+}
+
 /**
  * A VERIFIED sending domain with a fresh RSA key pair, written directly: delivery tests do not test
  * domain verification (the domains API does), they need a domain the pipeline may sign with.

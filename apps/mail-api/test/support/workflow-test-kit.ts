@@ -90,8 +90,10 @@ export interface WebhookReceiver {
   requests: ReceivedRequest[];
   /** Answers the next requests with these statuses (then 200); a `Location` goes with 3xx. */
   respondWith(...statuses: number[]): void;
-  /** Holds the next `count` answers for `ms`. */
-  holdNext(ms: number, count?: number): void;
+  /** Holds the next `count` answers for `ms` (of requests to `path` only, when given). */
+  holdNext(ms: number, count?: number, path?: string): void;
+  /** Answers every held request now (a test that holds a reply until it has seen what it waits for). */
+  releaseHeld(): void;
   close(): Promise<void>;
 }
 
@@ -99,8 +101,8 @@ export interface WebhookReceiver {
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const requests: ReceivedRequest[] = [];
   const planned: number[] = [];
-  const hold = { ms: 0, left: 0 };
-  const timers = new Set<NodeJS.Timeout>();
+  const hold: { ms: number; left: number; path?: string } = { ms: 0, left: 0 };
+  const held = new Map<NodeJS.Timeout, () => void>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -118,13 +120,13 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         if (status >= 300 && status < 400) res.setHeader('Location', 'http://127.0.0.1:1/elsewhere');
         res.writeHead(status, { 'Content-Type': 'application/json' }).end('{"ok":true}');
       };
-      if (hold.left > 0) {
+      if (hold.left > 0 && (hold.path === undefined || hold.path === req.url)) {
         hold.left -= 1;
         const timer = setTimeout(() => {
-          timers.delete(timer);
+          held.delete(timer);
           answer();
         }, hold.ms);
-        timers.add(timer);
+        held.set(timer, answer);
       } else answer();
     });
   });
@@ -134,9 +136,16 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     url: `http://127.0.0.1:${port}`,
     requests,
     respondWith: (...statuses) => void planned.push(...statuses),
-    holdNext: (ms, count = 1) => Object.assign(hold, { ms, left: count }),
+    holdNext: (ms, count = 1, path) => Object.assign(hold, { ms, left: count, path }),
+    releaseHeld: () => {
+      for (const [timer, answer] of held) {
+        clearTimeout(timer);
+        held.delete(timer);
+        answer();
+      }
+    },
     close: async () => {
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of held.keys()) clearTimeout(timer);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

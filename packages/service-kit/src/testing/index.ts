@@ -9,3 +9,4 @@ export * from './route-table.js';
 export * from './chromium.js';
 export * from './prometheus-text.js';
 export * from './in-process-worker.js';
+export * from './fuzz-coverage.js';

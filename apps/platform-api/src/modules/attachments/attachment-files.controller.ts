@@ -33,7 +33,7 @@ export class AttachmentFilesController {
       'Public partition: no authentication. Reads of the caller’s own tenant’s files are recorded in the access log.',
   })
   @ApiOkResponse({ description: 'The file.', schema: { type: 'string', format: 'binary' } })
-  @ApiResponse({ status: 206, description: 'The requested range.' })
+  @ApiResponse({ status: 206, description: 'The requested range.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } })
   @ApiResponse({ status: 416, type: ErrorDto, description: 'Range not satisfiable.' })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'Missing or invalid id.' })
   @ApiServedAttachmentResponses()

@@ -68,14 +68,19 @@ export class AttachmentStorageDeletionsRepository {
 
   /**
    * The sweep, across tenants (so no scope): claims up to `limit` due rows for `leaseSeconds` (a worker
-   * that dies holding them gives them back then); concurrent sweeps claim different rows.
+   * that dies holding them gives them back then); concurrent sweeps claim different rows. The pick is
+   * a MATERIALIZED CTE, run exactly once, whatever the plan: a LIMIT ... SKIP LOCKED subquery re-run per
+   * candidate row locks the next `limit` rows each time (the pending-action expiry's bug).
    */
   async claimDue(db: Db, input: { limit: number; leaseSeconds: number }): Promise<PendingDeletion[]> {
     const rows = await query<PendingDeletionDbRow>(
       db,
-      `UPDATE attachment_storage_deletions SET next_attempt_at = now() + make_interval(secs => $2)
-        WHERE id IN (SELECT id FROM attachment_storage_deletions WHERE next_attempt_at <= now()
-                      ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+      `WITH picked AS MATERIALIZED (
+         SELECT id FROM attachment_storage_deletions WHERE next_attempt_at <= now()
+          ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
+       )
+       UPDATE attachment_storage_deletions SET next_attempt_at = now() + make_interval(secs => $2)
+        WHERE id IN (SELECT id FROM picked)
         RETURNING id, tenant_id, storage_key, attempts`,
       [input.limit, input.leaseSeconds],
     );

@@ -1,4 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -47,6 +48,32 @@ const booleanParam = ({ value }: { value: unknown }) => {
 };
 
 const ISO = { strict: true, strictSeparator: true };
+
+/** An optional integer query parameter: documented as `doc` says, 400 outside [min, max] (no max: unbounded). */
+function OptionalInt(bounds: { min: number; max?: number }, doc: ApiPropertyOptions): PropertyDecorator {
+  const max = bounds.max === undefined ? [] : [Max(bounds.max)];
+  return applyDecorators(
+    ApiPropertyOptional(doc),
+    IsOptional(),
+    Type(() => Number),
+    IsInt(),
+    Min(bounds.min),
+    ...max,
+  );
+}
+
+/** An optional ISO 8601 instant (date and time, `T` separator). */
+function OptionalInstant(doc: ApiPropertyOptions): PropertyDecorator {
+  return applyDecorators(ApiPropertyOptional(doc), IsOptional(), IsISO8601(ISO));
+}
+
+/** `page` and `pageSize` of both log lists. */
+const PageParam = () => OptionalInt({ min: 1, max: LOG_PAGE_MAX }, { minimum: 1, maximum: LOG_PAGE_MAX, default: 1 });
+const PageSizeParam = () =>
+  OptionalInt(
+    { min: 1, max: LOG_PAGE_SIZE_MAX },
+    { minimum: 1, maximum: LOG_PAGE_SIZE_MAX, default: LOG_PAGE_SIZE_DEFAULT, description: 'Above 200 is 400.' },
+  );
 
 // ---- requests ---------------------------------------------------------------------------------
 
@@ -143,14 +170,10 @@ export class ActionLogFilterQuery {
   @IsIn(SORT_DIRECTIONS)
   sortDir?: 'asc' | 'desc';
 
-  @ApiPropertyOptional({ description: 'ISO 8601; entries created strictly before this instant.', example: '2025-11-22T00:00:00Z' })
-  @IsOptional()
-  @IsISO8601(ISO)
+  @OptionalInstant({ description: 'ISO 8601; entries created strictly before this instant.', example: '2025-11-22T00:00:00Z' })
   before?: string;
 
-  @ApiPropertyOptional({ description: 'ISO 8601; entries created at or after this instant.', example: '2025-11-01T00:00:00Z' })
-  @IsOptional()
-  @IsISO8601(ISO)
+  @OptionalInstant({ description: 'ISO 8601; entries created at or after this instant.', example: '2025-11-01T00:00:00Z' })
   after?: string;
 }
 
@@ -165,54 +188,32 @@ export class ListActionLogsQuery extends ActionLogFilterQuery {
   @IsBoolean()
   includeTotal?: boolean;
 
-  @ApiPropertyOptional({
-    minimum: 1,
-    maximum: ACTIONS_LIMIT_MAX,
-    default: ACTIONS_LIMIT_DEFAULT,
-    description: 'Legacy paging with `offset`; ignored when `page` or `pageSize` is given. Above 1000 is 400.',
-  })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(ACTIONS_LIMIT_MAX)
+  @OptionalInt(
+    { min: 1, max: ACTIONS_LIMIT_MAX },
+    {
+      minimum: 1,
+      maximum: ACTIONS_LIMIT_MAX,
+      default: ACTIONS_LIMIT_DEFAULT,
+      description: 'Legacy paging with `offset`; ignored when `page` or `pageSize` is given. Above 1000 is 400.',
+    },
+  )
   limit?: number;
 
-  @ApiPropertyOptional({ minimum: 0, default: 0, description: 'Legacy: entries to skip, with `limit`.' })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(LOG_OFFSET_MAX)
+  @OptionalInt({ min: 0, max: LOG_OFFSET_MAX }, { minimum: 0, default: 0, description: 'Legacy: entries to skip, with `limit`.' })
   offset?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: LOG_PAGE_MAX, default: 1 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(LOG_PAGE_MAX)
+  @PageParam()
   page?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: LOG_PAGE_SIZE_MAX, default: LOG_PAGE_SIZE_DEFAULT, description: 'Above 200 is 400.' })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(LOG_PAGE_SIZE_MAX)
+  @PageSizeParam()
   pageSize?: number;
 }
 
 export class ExportActionLogsQuery extends ActionLogFilterQuery {
-  @ApiPropertyOptional({
-    minimum: 1,
-    default: EXPORT_LIMIT_MAX,
-    description: 'Entries exported (newest first by default); capped at 1000.',
-  })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
+  @OptionalInt(
+    { min: 1 },
+    { minimum: 1, default: EXPORT_LIMIT_MAX, description: 'Entries exported (newest first by default); capped at 1000.' },
+  )
   limit?: number;
 }
 
@@ -249,50 +250,25 @@ export class ListAccessLogsQuery {
   @MaxLength(50)
   accessType?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: LOG_PAGE_MAX, default: 1 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(LOG_PAGE_MAX)
+  @PageParam()
   page?: number;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: LOG_PAGE_SIZE_MAX, default: LOG_PAGE_SIZE_DEFAULT, description: 'Above 200 is 400.' })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(LOG_PAGE_SIZE_MAX)
+  @PageSizeParam()
   pageSize?: number;
 
-  @ApiPropertyOptional({
-    minimum: 1,
-    maximum: ACTIONS_LIMIT_MAX,
-    description: 'Legacy paging with `offset`; ignored when `page` or `pageSize` is given.',
-  })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(ACTIONS_LIMIT_MAX)
+  @OptionalInt(
+    { min: 1, max: ACTIONS_LIMIT_MAX },
+    { minimum: 1, maximum: ACTIONS_LIMIT_MAX, description: 'Legacy paging with `offset`; ignored when `page` or `pageSize` is given.' },
+  )
   limit?: number;
 
-  @ApiPropertyOptional({ minimum: 0, default: 0 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(LOG_OFFSET_MAX)
+  @OptionalInt({ min: 0, max: LOG_OFFSET_MAX }, { minimum: 0, default: 0 })
   offset?: number;
 
-  @ApiPropertyOptional({ description: 'ISO 8601; reads strictly before this instant.' })
-  @IsOptional()
-  @IsISO8601(ISO)
+  @OptionalInstant({ description: 'ISO 8601; reads strictly before this instant.' })
   before?: string;
 
-  @ApiPropertyOptional({ description: 'ISO 8601; reads at or after this instant.' })
-  @IsOptional()
-  @IsISO8601(ISO)
+  @OptionalInstant({ description: 'ISO 8601; reads at or after this instant.' })
   after?: string;
 }
 

@@ -201,6 +201,24 @@ const NAMES_JOIN = `
   LEFT JOIN tenants t ON t.id = a.tenant_id
   LEFT JOIN organizations o ON o.id = a.organization_id`;
 
+type LogTable = 'action_logs' | 'access_logs';
+
+/**
+ * The deferred join of a page: `FROM` the ids `pageIds` picks (in its order), joined back to `table`'s
+ * rows (as `a`) and to the names, ordered as picked (`reverse`: the page was picked from the other end).
+ */
+function pageOf(table: LogTable, pageIds: string, reverse: boolean): string {
+  return `FROM unnest(ARRAY(${pageIds})) WITH ORDINALITY AS p(id, ord)
+         JOIN ${table} a ON a.id = p.id
+         ${NAMES_JOIN}
+        ORDER BY p.ord ${reverse ? 'DESC' : 'ASC'}`;
+}
+
+async function countWhere(db: Db, table: LogTable, w: SqlWhere): Promise<number> {
+  const row = await queryOne<CountRow>(db, `SELECT count(*)::int AS n FROM ${table} a WHERE ${w.sql()}`, w.params);
+  return row?.n ?? 0;
+}
+
 /**
  * The API's reads of the action and access logs (their one writer each is in core/audit:
  * ActionLogsRepository, AccessLogsRepository). Pages use a deferred join: the ids of one page are picked
@@ -228,23 +246,18 @@ export class AuditLogsRepository {
               ${ACTOR_NAME} AS actor_name, a.tenant_id, t.name AS tenant_name, a.organization_id, o.name AS organization_name,
               a.resource_kind, a.resource_id, a.parent_resource_kind, a.parent_resource_id, a.undo_token,
               a.created_at, a.updated_at, a.snapshot_before, a.snapshot_after, a.changes, a.context
-         FROM unnest(ARRAY(
-                SELECT a.id FROM action_logs a ${order.needsActor ? 'LEFT JOIN users u ON u.id = a.actor_user_id' : ''}
-                 WHERE ${w.sql()}
-                 ORDER BY ${order.sql}
-                 LIMIT ${limit} OFFSET ${offset}
-              )) WITH ORDINALITY AS p(id, ord)
-         JOIN action_logs a ON a.id = p.id
-         ${NAMES_JOIN}
-        ORDER BY p.ord ${reverse ? 'DESC' : 'ASC'}`,
+         ${pageOf(
+           'action_logs',
+           `SELECT a.id FROM action_logs a ${order.needsActor ? 'LEFT JOIN users u ON u.id = a.actor_user_id' : ''}
+             WHERE ${w.sql()} ORDER BY ${order.sql} LIMIT ${limit} OFFSET ${offset}`,
+           reverse,
+         )}`,
       w.params,
     );
   }
 
-  async countActions(db: Db, scope: TenantScope, filter: ActionLogFilter): Promise<number> {
-    const w = actionWhere(scope, filter);
-    const row = await queryOne<CountRow>(db, `SELECT count(*)::int AS n FROM action_logs a WHERE ${w.sql()}`, w.params);
-    return row?.n ?? 0;
+  countActions(db: Db, scope: TenantScope, filter: ActionLogFilter): Promise<number> {
+    return countWhere(db, 'action_logs', actionWhere(scope, filter));
   }
 
   /** Ids of the entries to export, in export order. */
@@ -285,22 +298,17 @@ export class AuditLogsRepository {
       db,
       `SELECT a.id, a.resource_kind, a.resource_id, a.access_type, a.actor_user_id, ${ACTOR_NAME} AS actor_name,
               a.tenant_id, t.name AS tenant_name, a.organization_id, o.name AS organization_name, a.fields, a.context, a.created_at
-         FROM unnest(ARRAY(
-                SELECT a.id FROM access_logs a WHERE ${w.sql()}
-                 ORDER BY a.created_at ${dir}, a.id ${dir}
-                 LIMIT ${limit} OFFSET ${offset}
-              )) WITH ORDINALITY AS p(id, ord)
-         JOIN access_logs a ON a.id = p.id
-         ${NAMES_JOIN}
-        ORDER BY p.ord ${reverse ? 'DESC' : 'ASC'}`,
+         ${pageOf(
+           'access_logs',
+           `SELECT a.id FROM access_logs a WHERE ${w.sql()} ORDER BY a.created_at ${dir}, a.id ${dir} LIMIT ${limit} OFFSET ${offset}`,
+           reverse,
+         )}`,
       w.params,
     );
   }
 
-  async countAccess(db: Db, scope: TenantScope, filter: AccessLogFilter): Promise<number> {
-    const w = accessWhere(scope, filter);
-    const row = await queryOne<CountRow>(db, `SELECT count(*)::int AS n FROM access_logs a WHERE ${w.sql()}`, w.params);
-    return row?.n ?? 0;
+  countAccess(db: Db, scope: TenantScope, filter: AccessLogFilter): Promise<number> {
+    return countWhere(db, 'access_logs', accessWhere(scope, filter));
   }
 }
 

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Put, Query } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Put, Query, type Type } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -42,6 +42,21 @@ const SENDER_FIELDS =
   'with the same groupKey that is not dismissed gets no new one. With the tenant’s email strategy on, each new ' +
   'notification is also emailed to its recipient through the mail-api.';
 
+/**
+ * A sending route (`POST /notifications[/path]`): needs notifications.create, answers 201 with `created`;
+ * 400 for an invalid body, 403 without the feature.
+ */
+function SendRoute(path: string, doc: { summary: string; description: string }, created: Type<unknown>): MethodDecorator {
+  return applyDecorators(
+    Post(path),
+    RequireFeatures('notifications.create'),
+    ApiOperation(doc),
+    ApiCreatedResponse({ type: created }),
+    ApiBadRequestResponse({ type: ErrorDto }),
+    ApiForbiddenResponse({ type: ErrorDto, description: 'Missing notifications.create.' }),
+  );
+}
+
 @ApiTags('notifications')
 @ApiBearerAuth()
 @ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
@@ -65,57 +80,53 @@ export class NotificationsController {
     return this.notifications.list(auth, query);
   }
 
-  @Post()
-  @RequireFeatures('notifications.create')
-  @ApiOperation({
-    summary: 'Notify one user',
-    description: `${SENDER_FIELDS} Answers the existing notification’s id when groupKey deduplicated it.`,
-  })
-  @ApiCreatedResponse({ type: NotificationCreatedDto })
-  @ApiBadRequestResponse({ type: ErrorDto })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing notifications.create.' })
+  @SendRoute(
+    '',
+    {
+      summary: 'Notify one user',
+      description: `${SENDER_FIELDS} Answers the existing notification’s id when groupKey deduplicated it.`,
+    },
+    NotificationCreatedDto,
+  )
   @ApiNotFoundResponse({ type: ErrorDto, description: 'recipient not found (not a user of the caller’s tenant).' })
   create(@CurrentAuth() auth: AuthContext, @Body() body: CreateNotificationDto) {
     return this.dispatch.create(auth, body);
   }
 
-  @Post('batch')
-  @RequireFeatures('notifications.create')
-  @ApiOperation({
-    summary: 'Notify up to 1000 users',
-    description: `${SENDER_FIELDS} Written before the response; count and ids are the notifications written.`,
-  })
-  @ApiCreatedResponse({ type: NotificationsSentDto })
-  @ApiBadRequestResponse({ type: ErrorDto })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing notifications.create.' })
+  @SendRoute(
+    'batch',
+    {
+      summary: 'Notify up to 1000 users',
+      description: `${SENDER_FIELDS} Written before the response; count and ids are the notifications written.`,
+    },
+    NotificationsSentDto,
+  )
   @ApiNotFoundResponse({ type: ErrorDto, description: 'Some recipients are not users of the caller’s tenant (none is written).' })
   batch(@CurrentAuth() auth: AuthContext, @Body() body: BatchNotificationDto) {
     return this.dispatch.batch(auth, body);
   }
 
-  @Post('role')
-  @RequireFeatures('notifications.create')
-  @ApiOperation({
-    summary: 'Notify the members of a role',
-    description: `${SENDER_FIELDS} A background job resolves the role’s members in the caller’s tenant and writes their notifications; count is the members at request time, ids is empty.`,
-  })
-  @ApiCreatedResponse({ type: NotificationsSentDto })
-  @ApiBadRequestResponse({ type: ErrorDto })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing notifications.create.' })
+  @SendRoute(
+    'role',
+    {
+      summary: 'Notify the members of a role',
+      description: `${SENDER_FIELDS} A background job resolves the role’s members in the caller’s tenant and writes their notifications; count is the members at request time, ids is empty.`,
+    },
+    NotificationsSentDto,
+  )
   @ApiNotFoundResponse({ type: ErrorDto, description: 'role not found' })
   toRole(@CurrentAuth() auth: AuthContext, @Body() body: RoleNotificationDto) {
     return this.dispatch.toRole(auth, body);
   }
 
-  @Post('feature')
-  @RequireFeatures('notifications.create')
-  @ApiOperation({
-    summary: 'Notify the users holding a feature',
-    description: `${SENDER_FIELDS} A background job writes a notification for every user of the caller’s tenant whose resolved access grants requiredFeature (wildcards and super administrators included); count is those users at request time, ids is empty.`,
-  })
-  @ApiCreatedResponse({ type: NotificationsSentDto })
-  @ApiBadRequestResponse({ type: ErrorDto })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing notifications.create.' })
+  @SendRoute(
+    'feature',
+    {
+      summary: 'Notify the users holding a feature',
+      description: `${SENDER_FIELDS} A background job writes a notification for every user of the caller’s tenant whose resolved access grants requiredFeature (wildcards and super administrators included); count is those users at request time, ids is empty.`,
+    },
+    NotificationsSentDto,
+  )
   toFeature(@CurrentAuth() auth: AuthContext, @Body() body: FeatureNotificationDto) {
     return this.dispatch.toFeature(auth, body);
   }

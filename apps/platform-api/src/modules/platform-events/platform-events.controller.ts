@@ -58,7 +58,7 @@ export class PlatformEventsController {
       'an older gap gets one `event: reset` (reload, then carry on).',
   })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'The last `id:` received; sent by EventSource on reconnect.' })
-  @ApiOkResponse({ description: 'text/event-stream' })
+  @ApiOkResponse({ description: 'The event stream (SSE frames).', content: { 'text/event-stream': { schema: { type: 'string' } } } })
   @ApiTooManyRequestsResponse({
     type: ErrorDto,
     description: 'The user already has 5 open streams on this instance: {error: "too many open event streams"}.',

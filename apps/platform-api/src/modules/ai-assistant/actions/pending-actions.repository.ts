@@ -337,16 +337,21 @@ export class PendingActionsRepository {
 
   /**
    * The expiry job: up to `limit` pending rows past expiry (any tenant) become expired, oldest first;
-   * rows locked by a concurrent confirm or cancel are left for the next run.
+   * rows locked by a concurrent confirm or cancel are left for the next run. The pick is a MATERIALIZED
+   * CTE, run exactly once: as a subquery of the UPDATE, Postgres planned it as the inner side of a
+   * nested loop on a fresh table and re-ran it per pending row, each run locking the next `limit` rows
+   * (a run asked for 1 expired 400: ai-actions-expiry-limit.spec).
    */
   async expireDue(db: Db, input: { limit: number }): Promise<PendingActionRow[]> {
     const rows = await query<PendingActionDbRow>(
       db,
-      `UPDATE ai_pending_actions SET status = 'expired', resolved_at = now()
-        WHERE id IN (SELECT id FROM ai_pending_actions
-                      WHERE status = 'pending' AND expires_at <= now()
-                      ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-          AND status = 'pending'
+      `WITH picked AS MATERIALIZED (
+         SELECT id FROM ai_pending_actions
+          WHERE status = 'pending' AND expires_at <= now()
+          ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED
+       )
+       UPDATE ai_pending_actions SET status = 'expired', resolved_at = now()
+        WHERE id IN (SELECT id FROM picked) AND status = 'pending'
        RETURNING ${COLUMNS}`,
       [input.limit],
     );

@@ -12,6 +12,7 @@ import { CurrentAuth, RequireFeatures } from '../../../core/auth/auth.decorators
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { ErrorDto } from '../../../core/http/common.dto.js';
 import { AI_ASSISTANT_VIEW } from '../ai-assistant.declarations.js';
+import { AgentListDto, AgentModelsDto } from './agents.dto.js';
 import { AgentsService } from './agents.service.js';
 
 @ApiTags('ai_assistant')
@@ -30,7 +31,7 @@ export class AgentsController {
       'executionMode, requiredFeatures, code-declared mutationPolicy, allowRuntimeOverride, default provider and model, ' +
       'acceptedMediaTypes and tools (name, kind, description).',
   })
-  @ApiOkResponse({ description: '{agents: [...]}' })
+  @ApiOkResponse({ type: AgentListDto })
   list(@CurrentAuth() auth: AuthContext) {
     return this.agents.list(auth);
   }
@@ -44,9 +45,7 @@ export class AgentsController {
       'models; the agent’s default provider and model are flagged (`isDefault`) and always listed. An empty providers list ' +
       'when the agent declares allowRuntimeOverride false.',
   })
-  @ApiOkResponse({
-    description: '{agentId, allowRuntimeOverride, defaultProvider, defaultModel, providers: [{id, label, isDefault, models}]}',
-  })
+  @ApiOkResponse({ type: AgentModelsDto })
   @ApiBadRequestResponse({ type: ErrorDto, description: 'invalid agent id' })
   @ApiNotFoundResponse({ type: ErrorDto, description: 'agent not found' })
   models(@CurrentAuth() auth: AuthContext, @Param('agentId') agentId: string) {

@@ -17,6 +17,7 @@ import { CurrentAuth, RequireFeatures } from '../../../core/auth/auth.decorators
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { ErrorDto } from '../../../core/http/common.dto.js';
 import { AI_ASSISTANT_VIEW } from '../ai-assistant.declarations.js';
+import { RunObjectResultDto, UI_MESSAGE_STREAM_CONTENT } from './chat-responses.dto.js';
 import { ChatBodyDto, ChatQuery, RunObjectDto } from './chat.dto.js';
 import { ChatService } from './chat.service.js';
 import { RunObjectService } from './run-object.service.js';
@@ -72,7 +73,7 @@ export class AiChatController {
   @Header(...UI_STREAM_BUFFERING_HEADER)
   @ApiOperation({ summary: 'Chat with an agent (streamed)', description: CHAT_DESCRIPTION })
   @ApiProduces('text/event-stream')
-  @ApiOkResponse({ description: 'The UI message stream.' })
+  @ApiOkResponse({ description: 'The UI message stream (SSE frames).', content: UI_MESSAGE_STREAM_CONTENT })
   @ApiConflictResponse({ type: ErrorDto, description: 'Policy violation (execution mode, attachment media type).' })
   @ApiTooManyRequestsResponse({ type: ErrorDto, description: BUDGET_EXCEEDED })
   async stream(@CurrentAuth() auth: AuthContext, @Query() query: ChatQuery, @Body() body: ChatBodyDto) {
@@ -99,7 +100,7 @@ export class AiChatController {
       'does not match, 502 `provider_error` when the provider fails, 504 `wall_clock_exceeded`; 429 `budget_exceeded` as ' +
       'for chat. Writes one usage row.',
   })
-  @ApiOkResponse({ description: '{object, usage?, finishReason?}' })
+  @ApiOkResponse({ type: RunObjectResultDto })
   @ApiConflictResponse({ type: ErrorDto, description: 'Policy violation (attachment media type).' })
   @ApiUnprocessableEntityResponse({ type: ErrorDto, description: 'The agent does not declare object mode.' })
   @ApiTooManyRequestsResponse({ type: ErrorDto, description: BUDGET_EXCEEDED })

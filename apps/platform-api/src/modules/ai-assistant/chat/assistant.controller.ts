@@ -17,6 +17,7 @@ import { ErrorDto } from '../../../core/http/common.dto.js';
 import { AI_ASSISTANT_VIEW } from '../ai-assistant.declarations.js';
 import { AssistantHealthService } from './assistant-health.service.js';
 import { AssistantRouterService } from './assistant-router.service.js';
+import { AssistantHealthDto, RouteResultDto, UI_MESSAGE_STREAM_CONTENT } from './chat-responses.dto.js';
 import { AssistantChatDto, RouteQueryDto } from './chat.dto.js';
 import { ChatService } from './chat.service.js';
 import {
@@ -52,7 +53,7 @@ export class AssistantController {
       'provider selection and loop limits.',
   })
   @ApiProduces('text/event-stream')
-  @ApiCreatedResponse({ description: 'The UI message stream.' })
+  @ApiCreatedResponse({ description: 'The UI message stream (SSE frames).', content: UI_MESSAGE_STREAM_CONTENT })
   @ApiBadRequestResponse({ type: ErrorDto })
   async message(@CurrentAuth() auth: AuthContext, @Body() body: AssistantChatDto) {
     const messages = body.messages ?? (body.message ? [{ role: 'user' as const, content: body.message }] : null);
@@ -75,7 +76,7 @@ export class AssistantController {
       'query found in each agent’s id, label, description and tools (no model call): {agentId, executionMode, ' +
       'candidates: [{agentId, executionMode, score}]}; agentId null when the caller may use no agent.',
   })
-  @ApiCreatedResponse({ description: '{agentId, executionMode, candidates}' })
+  @ApiCreatedResponse({ type: RouteResultDto })
   @ApiBadRequestResponse({ type: ErrorDto })
   route(@CurrentAuth() auth: AuthContext, @Body() body: RouteQueryDto) {
     return this.router.route(auth, body.query);
@@ -90,7 +91,7 @@ export class AssistantController {
       'toolProtocol {protocol: mcp, protocolVersion, status, tools}}. Configured providers are probed with an ' +
       'unauthenticated GET {baseURL}/models (cached 30 s); the tools are listed through the MCP client.',
   })
-  @ApiOkResponse({ description: 'Runtime and MCP status.' })
+  @ApiOkResponse({ type: AssistantHealthDto })
   health(@CurrentAuth() auth: AuthContext) {
     return this.healthService.health(auth);
   }

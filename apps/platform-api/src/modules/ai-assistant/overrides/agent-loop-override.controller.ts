@@ -4,7 +4,7 @@ import { CurrentAuth } from '../../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { ErrorDto } from '../../../core/http/common.dto.js';
 import { AI_ASSISTANT_SETTINGS_MANAGE, AI_ASSISTANT_VIEW } from '../ai-assistant.declarations.js';
-import { LoopOverrideDto } from './agent-loop-override.dto.js';
+import { LoopOverrideDto, LoopOverrideViewDto } from './agent-loop-override.dto.js';
 import { AgentLoopOverrideService } from './agent-loop-override.service.js';
 import { AgentOverrideController, RequireAiSettingsFeature } from './ai-settings.decorators.js';
 
@@ -19,7 +19,7 @@ export class AgentLoopOverrideController {
   @Get()
   @RequireAiSettingsFeature(AI_ASSISTANT_VIEW)
   @ApiOperation({ summary: 'The tenant’s loop override of an agent', description: '{agentId, override}; override null when none is set.' })
-  @ApiOkResponse({ description: '{agentId, override}' })
+  @ApiOkResponse({ type: LoopOverrideViewDto })
   get(@CurrentAuth() auth: AuthContext, @Param('agentId') agentId: string) {
     return this.overrides.get(auth, agentId);
   }
@@ -33,7 +33,7 @@ export class AgentLoopOverrideController {
       'loopMaxWallClockMs 1000-600000, loopMaxTokens 100-5000000; each stop condition and active tool is validated ' +
       'against the agent (400 with details). Defaults: 8 steps, 16 tool calls, 60000 ms, 200000 tokens. An action log entry.',
   })
-  @ApiOkResponse({ description: '{agentId, override}' })
+  @ApiOkResponse({ type: LoopOverrideViewDto })
   save(@CurrentAuth() auth: AuthContext, @Param('agentId') agentId: string, @Body() body: LoopOverrideDto) {
     return this.overrides.save(auth, agentId, body);
   }
@@ -45,7 +45,7 @@ export class AgentLoopOverrideController {
     summary: 'Clear the loop override of an agent',
     description: 'Nulls all seven loop columns; idempotent. {agentId, override: null}.',
   })
-  @ApiOkResponse({ description: '{agentId, override: null}' })
+  @ApiOkResponse({ type: LoopOverrideViewDto, description: 'override is null.' })
   clear(@CurrentAuth() auth: AuthContext, @Param('agentId') agentId: string) {
     return this.overrides.clear(auth, agentId);
   }

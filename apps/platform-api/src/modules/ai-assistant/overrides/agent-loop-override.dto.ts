@@ -1,4 +1,5 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { LOOP_BOUNDS, STOP_CONDITIONS_MAX } from '../agents/agent-loop-limits.js';
 
@@ -67,4 +68,39 @@ export class LoopOverrideDto {
   @IsString({ each: true })
   @MaxLength(128, { each: true })
   loopActiveToolsJson?: string[] | null;
+}
+
+// ---- responses (OpenAPI) ------------------------------------------------------------------------
+
+const STOP_CONDITION_SCHEMA: SchemaObject = {
+  oneOf: [
+    {
+      type: 'object',
+      required: ['type', 'steps'],
+      properties: { type: { type: 'string', enum: ['stepCount'] }, steps: { type: 'integer' } },
+    },
+    {
+      type: 'object',
+      required: ['type', 'toolName'],
+      properties: { type: { type: 'string', enum: ['hasToolCall'] }, toolName: { type: 'string' } },
+    },
+  ],
+};
+
+/** A stored override: every axis nullable (null: that axis falls back to the agent's default). */
+export class LoopOverrideRowDto {
+  @ApiProperty({ type: Boolean, nullable: true }) loopDisabled: boolean | null;
+  @ApiProperty({ type: 'integer', nullable: true }) loopMaxSteps: number | null;
+  @ApiProperty({ type: 'integer', nullable: true }) loopMaxToolCalls: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Milliseconds.' }) loopMaxWallClockMs: number | null;
+  @ApiProperty({ type: 'integer', nullable: true }) loopMaxTokens: number | null;
+  @ApiProperty({ type: 'array', items: STOP_CONDITION_SCHEMA, nullable: true }) loopStopWhenJson: unknown[] | null;
+  @ApiProperty({ type: [String], nullable: true }) loopActiveToolsJson: string[] | null;
+  @ApiProperty() updatedAt: string;
+}
+
+export class LoopOverrideViewDto {
+  @ApiProperty() agentId: string;
+  @ApiProperty({ type: LoopOverrideRowDto, nullable: true, description: 'null: no override (or every axis cleared).' })
+  override: LoopOverrideRowDto | null;
 }

@@ -11,6 +11,7 @@ import {
   RuntimeAllowlistResponseDto,
   RuntimeSettingsDto,
   RuntimeSettingsResponseDto,
+  RuntimeSettingsViewDto,
 } from './runtime-settings.dto.js';
 import { RuntimeSettingsService } from './runtime-settings.service.js';
 import { AiSettingsController, RequireAiSettingsFeature } from './ai-settings.decorators.js';
@@ -29,7 +30,7 @@ export class RuntimeSettingsController {
       'their curated models, the environment’s defaults and allowlists, the tenant-wide settings row, the per-agent rows ' +
       'and the tenant’s provider allowlist.',
   })
-  @ApiOkResponse({ description: '{providers, defaults, environment, tenantDefault, agents, allowlist}' })
+  @ApiOkResponse({ type: RuntimeSettingsViewDto })
   get(@CurrentAuth() auth: AuthContext) {
     return this.settings.get(auth);
   }

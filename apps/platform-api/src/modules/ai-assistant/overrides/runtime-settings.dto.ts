@@ -113,3 +113,37 @@ export class RuntimeAllowlistResponseDto {
 export class ClearedDto {
   @ApiProperty() cleared: boolean;
 }
+
+export class ProviderModelDto {
+  @ApiProperty() id: string;
+  @ApiProperty() label: string;
+}
+
+export class ProviderSummaryDto {
+  @ApiProperty() id: string;
+  @ApiProperty() label: string;
+  @ApiProperty({ description: 'Its key is set in the environment (keys are never returned).' }) configured: boolean;
+  @ApiProperty({ description: 'The protocol’s base URL from the environment.' }) defaultBaseUrl: string;
+  @ApiProperty({ type: [ProviderModelDto] }) models: ProviderModelDto[];
+}
+
+export class RuntimeDefaultsDto {
+  @ApiProperty() providerId: string;
+  @ApiProperty() modelId: string;
+}
+
+export class RuntimeEnvironmentDto {
+  @ApiProperty({ nullable: true, type: [String], description: 'AI_ALLOWED_PROVIDERS; null: any.' }) allowedProviders: string[] | null;
+  @ApiProperty({ nullable: true, type: [String], description: 'AI_ALLOWED_MODELS; null: any.' }) allowedModels: string[] | null;
+  @ApiProperty({ type: [String], description: 'AI_RUNTIME_BASEURL_ALLOWLIST.' }) baseUrlAllowlist: string[];
+}
+
+export class RuntimeSettingsViewDto {
+  @ApiProperty({ type: [ProviderSummaryDto] }) providers: ProviderSummaryDto[];
+  @ApiProperty({ type: RuntimeDefaultsDto }) defaults: RuntimeDefaultsDto;
+  @ApiProperty({ type: RuntimeEnvironmentDto }) environment: RuntimeEnvironmentDto;
+  @ApiProperty({ type: RuntimeSettingsResponseDto, nullable: true, description: 'The tenant-wide row; null when none.' })
+  tenantDefault: RuntimeSettingsResponseDto | null;
+  @ApiProperty({ type: [RuntimeSettingsResponseDto], description: 'The per-agent rows.' }) agents: RuntimeSettingsResponseDto[];
+  @ApiProperty({ type: RuntimeAllowlistResponseDto, nullable: true }) allowlist: RuntimeAllowlistResponseDto | null;
+}

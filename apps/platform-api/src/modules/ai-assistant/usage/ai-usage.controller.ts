@@ -13,7 +13,7 @@ import { CurrentAuth, RequireFeatures } from '../../../core/auth/auth.decorators
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { ErrorDto } from '../../../core/http/common.dto.js';
 import { AI_ASSISTANT_SETTINGS_MANAGE } from '../ai-assistant.declarations.js';
-import { DailyUsageQuery, SessionUsageQuery } from './ai-usage.dto.js';
+import { DailyUsageListDto, DailyUsageQuery, SessionUsageEventsDto, SessionUsagePageDto, SessionUsageQuery } from './ai-usage.dto.js';
 import { AiUsageService } from './ai-usage.service.js';
 
 @ApiTags('ai_assistant')
@@ -34,7 +34,7 @@ export class AiUsageController {
       '{day, agentId, modelId, providerIds, steps, sessions, inputTokens, outputTokens, totalTokens}, ordered by day. ' +
       'Computed from the per-step rows at read time.',
   })
-  @ApiOkResponse({ description: '{items: [...]}' })
+  @ApiOkResponse({ type: DailyUsageListDto })
   daily(@CurrentAuth() auth: AuthContext, @Query() query: DailyUsageQuery) {
     return this.usage.daily(auth, query);
   }
@@ -47,7 +47,7 @@ export class AiUsageController {
       'Session summaries {sessionId, userId, agentIds, modelIds, startedAt, lastStepAt, steps, inputTokens, outputTokens, ' +
       'totalTokens}, most recently active first, with {total, limit, offset}. limit 1-100.',
   })
-  @ApiOkResponse({ description: '{items, total, limit, offset}' })
+  @ApiOkResponse({ type: SessionUsagePageDto })
   sessions(@CurrentAuth() auth: AuthContext, @Query() query: SessionUsageQuery) {
     return this.usage.sessions(auth, query);
   }
@@ -59,7 +59,7 @@ export class AiUsageController {
     description:
       'Up to 200 per-step rows ordered by createdAt then stepIndex. 400 when sessionId is not a UUID, 404 when the tenant has none.',
   })
-  @ApiOkResponse({ description: '{sessionId, items: [...]}' })
+  @ApiOkResponse({ type: SessionUsageEventsDto })
   @ApiNotFoundResponse({ type: ErrorDto, description: 'session not found' })
   session(@CurrentAuth() auth: AuthContext, @Param('sessionId') sessionId: string) {
     return this.usage.session(auth, sessionId);

@@ -50,3 +50,63 @@ export class SessionUsageQuery extends UsageRangeQuery {
   @Max(SESSIONS_OFFSET_MAX)
   offset: number;
 }
+
+// ---- responses (OpenAPI) ------------------------------------------------------------------------
+
+export class DailyUsageDto {
+  @ApiProperty({ example: '2025-01-01', description: 'UTC day.' }) day: string;
+  @ApiProperty() agentId: string;
+  @ApiProperty() modelId: string;
+  @ApiProperty({ type: [String] }) providerIds: string[];
+  @ApiProperty({ type: 'integer' }) steps: number;
+  @ApiProperty({ type: 'integer' }) sessions: number;
+  @ApiProperty({ type: 'integer' }) inputTokens: number;
+  @ApiProperty({ type: 'integer' }) outputTokens: number;
+  @ApiProperty({ type: 'integer' }) totalTokens: number;
+}
+
+export class DailyUsageListDto {
+  @ApiProperty({ type: [DailyUsageDto], description: 'Ordered by day, agent, model.' }) items: DailyUsageDto[];
+}
+
+export class SessionUsageDto {
+  @ApiProperty({ format: 'uuid' }) sessionId: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'Who sent its first step.' }) userId: string | null;
+  @ApiProperty({ type: [String] }) agentIds: string[];
+  @ApiProperty({ type: [String] }) modelIds: string[];
+  @ApiProperty() startedAt: string;
+  @ApiProperty() lastStepAt: string;
+  @ApiProperty({ type: 'integer' }) steps: number;
+  @ApiProperty({ type: 'integer' }) inputTokens: number;
+  @ApiProperty({ type: 'integer' }) outputTokens: number;
+  @ApiProperty({ type: 'integer' }) totalTokens: number;
+}
+
+export class SessionUsagePageDto {
+  @ApiProperty({ type: [SessionUsageDto], description: 'Most recently active first.' }) items: SessionUsageDto[];
+  @ApiProperty({ type: 'integer' }) total: number;
+  @ApiProperty({ type: 'integer' }) limit: number;
+  @ApiProperty({ type: 'integer' }) offset: number;
+}
+
+export class UsageEventDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) organizationId: string | null;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) userId: string | null;
+  @ApiProperty() agentId: string;
+  @ApiProperty() providerId: string;
+  @ApiProperty() modelId: string;
+  @ApiProperty({ format: 'uuid' }) sessionId: string;
+  @ApiProperty({ type: 'integer' }) stepIndex: number;
+  @ApiProperty({ type: 'integer' }) inputTokens: number;
+  @ApiProperty({ type: 'integer' }) outputTokens: number;
+  @ApiProperty({ type: 'integer' }) totalTokens: number;
+  @ApiProperty({ type: String, nullable: true }) finishReason: string | null;
+  @ApiProperty() createdAt: string;
+}
+
+export class SessionUsageEventsDto {
+  @ApiProperty({ format: 'uuid' }) sessionId: string;
+  @ApiProperty({ type: [UsageEventDto], description: `At most ${SESSION_EVENTS_MAX}, by createdAt then stepIndex.` })
+  items: UsageEventDto[];
+}
