@@ -1,26 +1,15 @@
-import { Body, Controller, Get, Put, Query } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
+import { Body, Get, Put, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { ErrorDto } from '../../core/http/common.dto.js';
+import { ApiErrors, AuthAdminController } from '../../core/http/admin-controller.js';
 import { AclWriteResultDto, GRANT_BOUNDARY, RoleAclDto, RoleAclQuery, UpdateRoleAclDto } from './role-acl.dto.js';
 import { RoleAclService } from './role-acl.service.js';
-import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
-@ApiTags('auth')
-@ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
-@ReturnsUndoTokens()
-@Controller('auth/roles/acl')
+/** Role not found in the caller's scope, as both routes answer it. */
+const ROLE_NOT_FOUND = 'Role (or tenant) not found in the caller’s scope.';
+
+@AuthAdminController('auth/roles/acl')
 export class RoleAclController {
   constructor(private readonly roleAcl: RoleAclService) {}
 
@@ -35,9 +24,7 @@ export class RoleAclController {
       GRANT_BOUNDARY,
   })
   @ApiOkResponse({ type: RoleAclDto })
-  @ApiBadRequestResponse({ type: ErrorDto, description: 'Missing or invalid roleId or tenantId.' })
-  @ApiForbiddenResponse({ type: ErrorDto })
-  @ApiNotFoundResponse({ type: ErrorDto, description: 'Role (or tenant) not found in the caller’s scope.' })
+  @ApiErrors({ 400: 'Missing or invalid roleId or tenantId.', 403: '', 404: ROLE_NOT_FOUND })
   getRoleAcl(@CurrentAuth() auth: AuthContext, @Query() query: RoleAclQuery) {
     return this.roleAcl.getRoleAcl(auth, query);
   }
@@ -59,9 +46,7 @@ export class RoleAclController {
       '(a global role’s other tenants are not recorded, nor touched by the undo).',
   })
   @ApiOkResponse({ type: AclWriteResultDto })
-  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload or organizations outside the tenant.' })
-  @ApiForbiddenResponse({ type: ErrorDto })
-  @ApiNotFoundResponse({ type: ErrorDto, description: 'Role (or tenant) not found in the caller’s scope.' })
+  @ApiErrors({ 400: 'Invalid payload or organizations outside the tenant.', 403: '', 404: ROLE_NOT_FOUND })
   putRoleAcl(@CurrentAuth() auth: AuthContext, @Body() body: UpdateRoleAclDto) {
     return this.roleAcl.putRoleAcl(auth, body);
   }

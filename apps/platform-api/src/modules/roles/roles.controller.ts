@@ -1,27 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiCreatedResponse,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
+import { Body, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { CreatedIdDto, ErrorDto, OkDto } from '../../core/http/common.dto.js';
+import { ApiErrors, AuthAdminController } from '../../core/http/admin-controller.js';
+import { CreatedIdDto, OkDto } from '../../core/http/common.dto.js';
 import { CreateRoleDto, ListRolesQuery, RoleIdQuery, RoleListDto, UpdateRoleDto } from './roles.dto.js';
 import { RolesService } from './roles.service.js';
-import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
-@ApiTags('auth')
-@ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
-@ReturnsUndoTokens()
-@Controller('auth/roles')
+@AuthAdminController('auth/roles')
 export class RolesController {
   constructor(private readonly roles: RolesService) {}
 
@@ -36,8 +22,7 @@ export class RolesController {
       'without a tenantId filter: in every tenant).',
   })
   @ApiOkResponse({ type: RoleListDto })
-  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid query parameters.' })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing auth.roles.list.' })
+  @ApiErrors({ 400: 'Invalid query parameters.', 403: 'Missing auth.roles.list.' })
   list(@CurrentAuth() auth: AuthContext, @Query() query: ListRolesQuery) {
     return this.roles.list(auth, query);
   }
@@ -53,8 +38,10 @@ export class RolesController {
       '`role name already exists`.',
   })
   @ApiCreatedResponse({ type: CreatedIdDto })
-  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload, unknown tenant or duplicate name.' })
-  @ApiForbiddenResponse({ type: ErrorDto, description: 'Missing auth.roles.manage, or another tenant named by a non super administrator.' })
+  @ApiErrors({
+    400: 'Invalid payload, unknown tenant or duplicate name.',
+    403: 'Missing auth.roles.manage, or another tenant named by a non super administrator.',
+  })
   create(@CurrentAuth() auth: AuthContext, @Body() body: CreateRoleDto) {
     return this.roles.create(auth, body);
   }
@@ -68,9 +55,7 @@ export class RolesController {
       'administrators, may be changed by super administrators only (403).',
   })
   @ApiOkResponse({ type: OkDto })
-  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload or duplicate name.' })
-  @ApiForbiddenResponse({ type: ErrorDto })
-  @ApiNotFoundResponse({ type: ErrorDto, description: 'role not found' })
+  @ApiErrors({ 400: 'Invalid payload or duplicate name.', 403: '', 404: 'role not found' })
   update(@CurrentAuth() auth: AuthContext, @Body() body: UpdateRoleDto) {
     return this.roles.update(auth, body);
   }
@@ -85,9 +70,7 @@ export class RolesController {
       'super-administrator roles may be deleted by super administrators only (403). The role’s ACLs go with it.',
   })
   @ApiOkResponse({ type: OkDto })
-  @ApiBadRequestResponse({ type: ErrorDto, description: 'Missing or invalid id, or users remain assigned.' })
-  @ApiForbiddenResponse({ type: ErrorDto })
-  @ApiNotFoundResponse({ type: ErrorDto, description: 'role not found' })
+  @ApiErrors({ 400: 'Missing or invalid id, or users remain assigned.', 403: '', 404: 'role not found' })
   remove(@CurrentAuth() auth: AuthContext, @Query() query: RoleIdQuery) {
     return this.roles.remove(auth, query.id);
   }

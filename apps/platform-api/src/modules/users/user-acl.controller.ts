@@ -1,27 +1,13 @@
-import { Body, Controller, Get, Put, Query } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
+import { Body, Get, Put, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { ErrorDto } from '../../core/http/common.dto.js';
+import { ApiErrors, AuthAdminController } from '../../core/http/admin-controller.js';
 import { AclWriteResultDto, GRANT_BOUNDARY } from '../roles/role-acl.dto.js';
 import { UpdateUserAclDto, UserAclDto, UserAclQuery } from './user-acl.dto.js';
 import { UserAclService } from './user-acl.service.js';
-import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
-@ApiTags('auth')
-@ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorDto, description: 'Not authenticated.' })
-@ReturnsUndoTokens()
-@Controller('auth/users/acl')
+@AuthAdminController('auth/users/acl')
 export class UserAclController {
   constructor(private readonly userAcl: UserAclService) {}
 
@@ -37,9 +23,7 @@ export class UserAclController {
       GRANT_BOUNDARY,
   })
   @ApiOkResponse({ type: UserAclDto })
-  @ApiBadRequestResponse({ type: ErrorDto, description: 'Missing or invalid userId.' })
-  @ApiForbiddenResponse({ type: ErrorDto })
-  @ApiNotFoundResponse({ type: ErrorDto, description: 'user not found' })
+  @ApiErrors({ 400: 'Missing or invalid userId.', 403: '', 404: 'user not found' })
   getUserAcl(@CurrentAuth() auth: AuthContext, @Query() query: UserAclQuery) {
     return this.userAcl.getUserAcl(auth, query.userId);
   }
@@ -61,9 +45,7 @@ export class UserAclController {
       '`X-Undo-Token`, whose undo restores the previous custom ACL (or its absence).',
   })
   @ApiOkResponse({ type: AclWriteResultDto })
-  @ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid payload or organizations outside the user’s tenant.' })
-  @ApiForbiddenResponse({ type: ErrorDto })
-  @ApiNotFoundResponse({ type: ErrorDto, description: 'user not found' })
+  @ApiErrors({ 400: 'Invalid payload or organizations outside the user’s tenant.', 403: '', 404: 'user not found' })
   putUserAcl(@CurrentAuth() auth: AuthContext, @Body() body: UpdateUserAclDto) {
     return this.userAcl.putUserAcl(auth, body);
   }

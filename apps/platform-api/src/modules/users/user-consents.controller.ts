@@ -1,30 +1,19 @@
-import { Body, Controller, Get, Post, Query } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiCreatedResponse,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
+import { Body, Get, Post, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { ClientIp, CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { ErrorDto } from '../../core/http/common.dto.js';
-import { ConsentListDto, ConsentRecordDto, ConsentsQuery, CreateConsentDto } from './users.dto.js';
+import { ApiErrors, AuthAdminController } from '../../core/http/admin-controller.js';
+import { ConsentListDto, ConsentRecordDto, ConsentsQuery, CreateConsentDto } from './user-consents.dto.js';
 import { UserConsentsService } from './user-consents.service.js';
-import { ReturnsUndoTokens } from '../../core/audit/undo-token.js';
 
-@ApiTags('auth')
-@ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorDto })
-@ApiForbiddenResponse({ type: ErrorDto, description: 'Missing auth.users.edit, or the user is outside the caller’s organizations.' })
-@ApiBadRequestResponse({ type: ErrorDto, description: 'Invalid user id or payload.' })
-@ApiNotFoundResponse({ type: ErrorDto, description: '`{error: "user not found"}` (not in the caller’s tenant).' })
-@ReturnsUndoTokens()
-@Controller('auth/users/consents')
+@AuthAdminController(
+  'auth/users/consents',
+  ApiErrors({
+    403: 'Missing auth.users.edit, or the user is outside the caller’s organizations.',
+    400: 'Invalid user id or payload.',
+    404: '`{error: "user not found"}` (not in the caller’s tenant).',
+  }),
+)
 export class UserConsentsController {
   constructor(private readonly consents: UserConsentsService) {}
 

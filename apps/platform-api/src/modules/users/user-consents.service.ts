@@ -9,7 +9,7 @@ import { scopeIn } from '../../core/scope/tenant-reach.js';
 import { consentIntegrityHash, verifyConsentIntegrity, type ConsentIntegrityFields } from './consent-integrity.js';
 import { ConsentSnapshots } from './consent-snapshot.js';
 import { type ConsentRow, UserConsentsRepository } from './user-consents.repository.js';
-import type { ConsentRecordDto, CreateConsentDto } from './users.dto.js';
+import type { ConsentRecordDto, CreateConsentDto } from './user-consents.dto.js';
 import { UsersService } from './users.service.js';
 
 const CONSENT_FIELDS = ['consentType', 'isGranted', 'grantedAt', 'withdrawnAt', 'ipAddress', 'source', 'integrityValid'];

@@ -1,20 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsBoolean,
-  IsEmail,
-  IsInt,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  IsUUID,
-  Max,
-  MaxLength,
-  Min,
-  MinLength,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsEmail, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { trimString } from '../../core/http/common.dto.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/credentials.js';
 
@@ -22,8 +8,6 @@ export const USERS_PAGE_SIZE_DEFAULT = 50;
 export const USERS_PAGE_SIZE_MAX = 100;
 export const USER_NAME_MAX_LENGTH = 200;
 export const USER_ROLES_MAX = 50;
-export const CONSENT_TYPE_MAX_LENGTH = 100;
-export const CONSENT_SOURCE_MAX_LENGTH = 100;
 
 // ---- requests ---------------------------------------------------------------------------------
 
@@ -191,36 +175,6 @@ export class ResendInviteDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() id: string;
 }
 
-export class ConsentsQuery {
-  @ApiProperty({ format: 'uuid' }) @IsUUID() userId: string;
-}
-
-export class CreateConsentDto {
-  @ApiProperty({ format: 'uuid' }) @IsUUID() userId: string;
-
-  @ApiProperty({ minLength: 1, maxLength: CONSENT_TYPE_MAX_LENGTH, example: 'marketing_email', description: 'Trimmed.' })
-  @Transform(trimString)
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(CONSENT_TYPE_MAX_LENGTH)
-  consentType: string;
-
-  @ApiProperty({ description: 'true: consent given (grantedAt set); false: consent withdrawn (withdrawnAt set).' })
-  @IsBoolean()
-  isGranted: boolean;
-
-  @ApiPropertyOptional({
-    maxLength: CONSENT_SOURCE_MAX_LENGTH,
-    example: 'signup_form',
-    description: 'Where the consent was collected; trimmed, blank means none.',
-  })
-  @IsOptional()
-  @Transform(trimString)
-  @IsString()
-  @MaxLength(CONSENT_SOURCE_MAX_LENGTH)
-  source?: string;
-}
-
 // ---- responses (OpenAPI) ----------------------------------------------------------------------
 
 export class UserRoleRefDto {
@@ -245,29 +199,4 @@ export class UserListDto {
   @ApiProperty({ type: 'integer', description: 'At least 1.' }) totalPages: number;
   @ApiProperty({ type: 'integer' }) page: number;
   @ApiProperty({ type: 'integer' }) pageSize: number;
-}
-
-export class ConsentRecordDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'uuid' }) userId: string;
-  @ApiProperty() consentType: string;
-  @ApiProperty() isGranted: boolean;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) grantedAt: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) withdrawnAt: string | null;
-  @ApiProperty({ type: String, nullable: true }) ipAddress: string | null;
-  @ApiProperty({ type: String, nullable: true }) source: string | null;
-  @ApiProperty({
-    description:
-      'HMAC-SHA256 (hex, key CONSENT_INTEGRITY_SECRET) over `userId|consentType|isGranted|grantedAt|withdrawnAt|ipAddress|source`: ' +
-      'isGranted as true/false, dates as ISO 8601 UTC with milliseconds, null as the empty string, `\\` and `|` inside values escaped with `\\`.',
-  })
-  integrityHash: string;
-  @ApiProperty({ description: 'The stored hash matches the record (timing-safe comparison); false means the row was altered.' })
-  integrityValid: boolean;
-  @ApiProperty({ type: String, format: 'date-time' }) createdAt: string;
-  @ApiProperty({ type: String, format: 'date-time' }) updatedAt: string;
-}
-
-export class ConsentListDto {
-  @ApiProperty({ type: [ConsentRecordDto], description: 'Newest first.' }) items: ConsentRecordDto[];
 }
