@@ -1,15 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
-import { startRedisServer, type RedisServerHandle } from '@app/service-kit/testing';
 import type { MailCampaign } from '../src/modules/campaigns/campaigns.dto.js';
 import { insertVerifiedDomain, waitFor } from './support/delivery-fixtures.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
-import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
-import { startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
+import type { MailTestApp } from './support/mail-test-app.js';
+import type { SmtpSink } from './support/smtp-sink.js';
+import { WorkerFleet } from './support/worker-fleet.js';
 
 const DOMAIN = 'workers.example.com';
 
@@ -20,37 +19,23 @@ const DOMAIN = 'workers.example.com';
  * delivery claim, the unique (campaign, contact) email and the sweep (every second here) do the rest.
  */
 describe('campaigns across worker processes', () => {
-  let redis: RedisServerHandle;
+  let fleet: WorkerFleet;
   let t: MailTestApp;
   let sink: SmtpSink;
   let db: DataSource;
-  const workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    redis = await startRedisServer();
-    sink = await startSmtpSink();
     // The API side only (no worker in this process), on the private Redis.
-    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, REDIS_URL: redis.url } });
-    db = t.app.get(DataSource);
+    fleet = await WorkerFleet.start({
+      privateRedis: true,
+      workerEnv: { MAIL_SEND_LOCK_SECONDS: '2', MAIL_RATE_PER_SECOND: '25', MAIL_CAMPAIGN_SWEEP_SECONDS: '1' },
+    });
+    ({ t, sink, db } = fleet);
   });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.kill('SIGTERM')));
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
-    await redis?.stop();
-  });
+  afterEach(() => fleet.stopWorkers());
+  afterAll(() => fleet?.close());
 
-  async function startWorker(name: string): Promise<WorkerProcess> {
-    const worker = startWorkerProcess(
-      name,
-      workerEnv(t.config, { MAIL_SEND_LOCK_SECONDS: '2', MAIL_RATE_PER_SECOND: '25', MAIL_CAMPAIGN_SWEEP_SECONDS: '1' }),
-    );
-    workers.push(worker);
-    await worker.ready;
-    return worker;
-  }
+  const startWorker = (name: string) => fleet.startWorker(name);
 
   /** A project with `count` subscribed contacts and a campaign to all of them, sent now. */
   async function startCampaign(
@@ -155,7 +140,7 @@ describe('campaigns across worker processes', () => {
       campaign.id,
     ]);
     expect(unsent[0].n).toBeGreaterThan(0); // the flush lands mid-run, not after the end
-    const admin = new Redis(redis.url);
+    const admin = new Redis(fleet.redis!.url);
     try {
       expect(await admin.flushall()).toBe('OK');
     } finally {

@@ -1,14 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { QueueService } from '@app/service-kit';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { sendingRateKeys } from '../src/modules/delivery/sending-rate.js';
 import { emailRows, insertEmails, insertVerifiedDomain, waitFor, waitForStatus } from './support/delivery-fixtures.js';
 import { createProject } from './support/mail-api-helpers.js';
-import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
-import { startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
+import type { MailTestApp } from './support/mail-test-app.js';
+import type { SmtpSink } from './support/smtp-sink.js';
+import { WorkerFleet } from './support/worker-fleet.js';
 
 const DOMAIN = 'workers.example.com';
 const LOCK_SECONDS = 2;
@@ -19,34 +19,23 @@ const LOCK_SECONDS = 2;
  * the middle of a delivery.
  */
 describe('email delivery across worker processes', () => {
+  let fleet: WorkerFleet;
   let t: MailTestApp;
   let sink: SmtpSink;
   let db: DataSource;
   let projectId: string;
-  const workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    sink = await startSmtpSink();
     // The API side only: fixtures and the producer. No in-process worker.
-    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url } });
-    db = t.app.get(DataSource);
+    fleet = await WorkerFleet.start({ workerEnv: { MAIL_SEND_LOCK_SECONDS: String(LOCK_SECONDS) } });
+    ({ t, sink, db } = fleet);
     projectId = (await createProject(t)).id;
     await insertVerifiedDomain(db, projectId, DOMAIN);
   });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.kill('SIGTERM')));
-  });
-  afterAll(async () => {
-    await t?.close();
-    await sink?.close();
-  });
+  afterEach(() => fleet.stopWorkers());
+  afterAll(() => fleet?.close());
 
-  async function startWorker(name: string, env: Record<string, string>): Promise<WorkerProcess> {
-    const worker = startWorkerProcess(name, workerEnv(t.config, { MAIL_SEND_LOCK_SECONDS: String(LOCK_SECONDS), ...env }));
-    workers.push(worker);
-    await worker.ready;
-    return worker;
-  }
+  const startWorker = (name: string, env: Record<string, string>) => fleet.startWorker(name, env);
 
   async function queueEmails(count: number, subject: string): Promise<string[]> {
     const ids = await insertEmails(
@@ -90,43 +79,38 @@ describe('email delivery across worker processes', () => {
     await redis.del(sendingRateKeys(t.config.queuePrefix).starts).finally(() => redis.disconnect());
   }
 
-  it('two processes share one rate: at 5/s the gate starts at most 5 (+1 on a window boundary) emails in any second, not the 10 of a leaked limit, each email once', async () => {
-    const rate = 5;
-    await Promise.all([startWorker('A', { MAIL_RATE_PER_SECOND: String(rate) }), startWorker('B', { MAIL_RATE_PER_SECOND: String(rate) })]);
+  /**
+   * Workers A and B (with `env`) send `count` emails: each once, and the gate, whose schedule is kept in
+   * Redis, starts them at the shared `rate` (one may come up to 100 ms early, the tolerance for late
+   * wake-ups, so no second holds more than rate + 1), spread over the whole run; the last up to half an
+   * interval early.
+   */
+  async function sendAtSharedRate(rate: number, count: number, subject: string, env: Record<string, string>): Promise<void> {
+    await Promise.all([startWorker('A', env), startWorker('B', env)]);
     await clearGateLog();
-    const ids = await queueEmails(30, 'rate');
+    const ids = await queueEmails(count, subject);
     const rows = await waitForStatus(db, ids, ['SENT', 'FAILED'], 50_000);
     expect(rows.every((r) => r.status === 'SENT' && r.attempts === 1)).toBe(true);
     const received = sink.messagesFor(ids);
-    expect(received).toHaveLength(30);
-    expect(new Set(received.map((m) => m.messageId)).size).toBe(30);
-    // The gate's schedule is kept in Redis, so it counts the starts of all processes together: at 5/s
-    // each start pushes the next one 200 ms later, and one may come up to 100 ms early (the tolerance
-    // for late wake-ups), so no second holds more than 6. A leaked limit, each process at 5/s, starts ~10.
+    expect(received).toHaveLength(count);
+    expect(new Set(received.map((m) => m.messageId)).size).toBe(count);
     const starts = await gateStarts();
-    expect(starts).toHaveLength(30);
+    expect(starts).toHaveLength(count);
     expect(busiest(starts, 990)).toBeLessThanOrEqual(rate + 1);
-    // And over the whole run: 30 starts on a schedule 200 ms apart, the last up to half an interval early.
     expect(Math.max(...starts) - Math.min(...starts)).toBeGreaterThanOrEqual(((ids.length - 1.5) * 1000) / rate - 10);
+  }
+
+  it('two processes share one rate: at 5/s the gate starts at most 5 (+1 on a window boundary) emails in any second, not the 10 of a leaked limit, each email once', async () => {
+    // At 5/s each start pushes the next one 200 ms later: no second holds more than 6. A leaked limit,
+    // each process at 5/s, starts ~10; over the whole run, 30 starts on a schedule 200 ms apart.
+    await sendAtSharedRate(5, 30, 'rate', { MAIL_RATE_PER_SECOND: '5' });
   }, 60_000);
 
   it('at the default 14/s: both processes together start 14 a second (+1 on a window boundary), each email once', async () => {
-    const rate = 14;
-    await Promise.all([startWorker('A', {}), startWorker('B', {})]);
-    await clearGateLog();
-    const ids = await queueEmails(56, 'default rate');
-    const rows = await waitForStatus(db, ids, ['SENT', 'FAILED'], 50_000);
-    expect(rows.every((r) => r.status === 'SENT' && r.attempts === 1)).toBe(true);
-    const received = sink.messagesFor(ids);
-    expect(received).toHaveLength(56);
-    expect(new Set(received.map((m) => m.messageId)).size).toBe(56);
     // One start per 1/14 s on the shared schedule, each up to half an interval early: a second holds 14,
     // and can catch one more on its boundary. A leaked limit, each process at 14/s, puts about 28 there.
     // (How close the deployment comes to 14/s is a benchmark figure: bench/results/fair-sending.json.)
-    const starts = await gateStarts();
-    expect(starts).toHaveLength(56);
-    expect(busiest(starts, 990)).toBeLessThanOrEqual(rate + 1);
-    expect(Math.max(...starts) - Math.min(...starts)).toBeGreaterThanOrEqual(((ids.length - 1.5) * 1000) / rate - 10);
+    await sendAtSharedRate(14, 56, 'default rate', {});
   }, 60_000);
 
   it('SIGTERM with a send in flight: the worker finishes it before exiting, leaves no job active, and the next worker sends the rest once', async () => {
@@ -156,33 +140,41 @@ describe('email delivery across worker processes', () => {
     expect(sink.messagesFor([first, ...backlog])).toHaveLength(31);
   }, 60_000);
 
-  it('a worker killed during the SMTP transaction: another takes over after the lock and the email arrives once', async () => {
+  /**
+   * Worker A takes one email and the sink holds it at a step (`held.hold`; `held.count` rises once A got
+   * there); B starts and A is SIGKILLed: B takes the email over after the lock, and it arrives once.
+   */
+  async function takenOverAfterKill(subject: string, held: { hold: () => void; count: () => number; what: string }): Promise<void> {
     const a = await startWorker('A', {});
-    sink.delayNextData(60_000); // A's DATA answer is held: the transaction stays open until A dies
-    const dataBefore = sink.stats.dataReceived;
-    const [id] = await queueEmails(1, 'killed mid-DATA');
-    await waitFor(() => (sink.stats.dataReceived > dataBefore ? true : null), 20_000, 'A to send the message data');
+    held.hold();
+    const before = held.count();
+    const [id] = await queueEmails(1, subject);
+    await waitFor(() => (held.count() > before ? true : null), 20_000, held.what);
     expect((await emailRows(db, [id]))[0]).toMatchObject({ status: 'SENDING', attempts: 1 });
     await startWorker('B', {});
     await a.kill('SIGKILL');
     const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED'], 40_000);
     expect(row).toMatchObject({ status: 'SENT', attempts: 2 });
     expect(sink.messagesFor([id])).toHaveLength(1);
+  }
+
+  it('a worker killed during the SMTP transaction: another takes over after the lock and the email arrives once', async () => {
+    // A's DATA answer is held: the transaction stays open until A dies.
+    await takenOverAfterKill('killed mid-DATA', {
+      hold: () => sink.delayNextData(60_000),
+      count: () => sink.stats.dataReceived,
+      what: 'A to send the message data',
+    });
   }, 60_000);
 
   it('a worker killed after taking the job but before any SMTP: another takes over and the email arrives once', async () => {
-    const a = await startWorker('A', {});
-    sink.delayNextConnection(60_000); // A's connection gets no greeting: no SMTP command is ever sent
-    const connectionsBefore = sink.stats.connections;
     const dataBefore = sink.stats.dataReceived;
-    const [id] = await queueEmails(1, 'killed before SMTP');
-    await waitFor(() => (sink.stats.connections > connectionsBefore ? true : null), 20_000, 'A to connect');
-    expect((await emailRows(db, [id]))[0]).toMatchObject({ status: 'SENDING', attempts: 1 });
-    await startWorker('B', {});
-    await a.kill('SIGKILL');
-    const [row] = await waitForStatus(db, [id], ['SENT', 'FAILED'], 40_000);
-    expect(row).toMatchObject({ status: 'SENT', attempts: 2 });
-    expect(sink.messagesFor([id])).toHaveLength(1);
+    // A's connection gets no greeting: no SMTP command is ever sent.
+    await takenOverAfterKill('killed before SMTP', {
+      hold: () => sink.delayNextConnection(60_000),
+      count: () => sink.stats.connections,
+      what: 'A to connect',
+    });
     expect(sink.stats.dataReceived - dataBefore).toBe(1);
   }, 60_000);
 });

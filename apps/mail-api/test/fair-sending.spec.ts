@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
 import type { MailProjectCredentials } from '@app/contracts';
-import { startRedisServer, type RedisServerHandle } from '@app/service-kit/testing';
 import { runMailCli } from '../src/cli/run-mail-cli.js';
 import { sendingRateKeys } from '../src/modules/delivery/sending-rate.js';
 import { insertVerifiedDomain, waitFor } from './support/delivery-fixtures.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
-import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
-import { startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
+import type { MailTestApp } from './support/mail-test-app.js';
+import { WorkerFleet } from './support/worker-fleet.js';
 
 const DOMAIN = 'fair.example.com';
 const RATE = 14;
@@ -46,39 +43,25 @@ function busiestSecond(times: number[], from = -Infinity, to = Infinity): number
  * - Each recipient gets exactly one email.
  */
 describe('fair sending between projects and a run-time rate, across two worker processes', () => {
-  let redis: RedisServerHandle;
+  let fleet: WorkerFleet;
   let t: MailTestApp;
-  let sink: SmtpSink;
-  let db: DataSource;
-  const workers: WorkerProcess[] = [];
 
   beforeAll(async () => {
-    redis = await startRedisServer();
-    sink = await startSmtpSink();
-    t = await startMailApp({ env: { MAIL_SMTP_URL: sink.url, REDIS_URL: redis.url, MAIL_RATE_PER_SECOND: String(RATE) } });
-    db = t.app.get(DataSource);
-    for (const name of ['W1', 'W2']) {
-      workers.push(
-        startWorkerProcess(
-          name,
-          workerEnv(t.config, { MAIL_RATE_PER_SECOND: String(RATE), MAIL_CAMPAIGN_SWEEP_SECONDS: '1', MAIL_TRACKING: 'false' }),
-        ),
-      );
-    }
-    await Promise.all(workers.map((w) => w.ready));
+    fleet = await WorkerFleet.start({
+      privateRedis: true,
+      env: { MAIL_RATE_PER_SECOND: String(RATE) },
+      workerEnv: { MAIL_RATE_PER_SECOND: String(RATE), MAIL_CAMPAIGN_SWEEP_SECONDS: '1', MAIL_TRACKING: 'false' },
+    });
+    t = fleet.t;
+    await fleet.startWorkers(['W1', 'W2']);
   }, 150_000);
-  afterAll(async () => {
-    await Promise.all(workers.map((w) => w.kill('SIGTERM')));
-    await t?.close();
-    await sink?.close();
-    await redis?.stop();
-  });
+  afterAll(() => fleet?.close());
 
   async function project(name: string, contacts: number): Promise<{ p: MailProjectCredentials; suffix: string }> {
     const p = await createProject(t, name);
     const suffix = `@${p.id.slice(0, 8)}.example.net`;
-    await insertVerifiedDomain(db, p.id, DOMAIN);
-    await db.query(`INSERT INTO contacts (project_id, email) SELECT $1, 'r' || i || $2 FROM generate_series(1, $3) AS i`, [
+    await insertVerifiedDomain(fleet.db, p.id, DOMAIN);
+    await fleet.db.query(`INSERT INTO contacts (project_id, email) SELECT $1, 'r' || i || $2 FROM generate_series(1, $3) AS i`, [
       p.id,
       suffix,
       contacts,
@@ -98,12 +81,12 @@ describe('fair sending between projects and a run-time rate, across two worker p
   }
 
   async function grantTimes(): Promise<number[]> {
-    const client = new Redis(redis.url);
+    const client = new Redis(fleet.redis!.url);
     const entries = await client.xrange(sendingRateKeys(t.config.queuePrefix).starts, '-', '+').finally(() => client.disconnect());
     return entries.flatMap(([id, fields]) => Array.from({ length: Number(fields[1]) }, () => Number(id.split('-')[0])));
   }
 
-  const receivedBy = (suffix: string) => sink.messages.filter((m) => m.envelope.to[0].endsWith(suffix));
+  const receivedBy = (suffix: string) => fleet.sink.messages.filter((m) => m.envelope.to[0].endsWith(suffix));
   const rate = async (...argv: string[]) => {
     const out: string[] = [];
     expect(await runMailCli(argv, t.config, (l) => out.push(l))).toBe(0);
@@ -111,6 +94,7 @@ describe('fair sending between projects and a run-time rate, across two worker p
   };
 
   it('B gets its share beside A, C transactional within 2 s, rate:set 5 then 14 applied, every recipient once', async () => {
+    const { sink, db } = fleet;
     const a = await project('A', A_SIZE);
     const b = await project('B', B_SIZE);
     const c = await project('C', 0);

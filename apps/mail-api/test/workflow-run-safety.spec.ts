@@ -12,11 +12,10 @@ import { EMAIL_QUEUE, MailEmailPriority } from '../src/modules/delivery/email-de
 import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../src/modules/maintenance/maintenance.queue.js';
 import { MailWorkflowJob, WORKFLOW_QUEUE, type MailWorkflowTriggerPayload } from '../src/modules/workflows/workflows.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
-import { insertVerifiedDomain } from './support/delivery-fixtures.js';
-import { bearer, createProject } from './support/mail-api-helpers.js';
+import { bearer } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
-import { createWorkflow, track } from './support/workflow-test-kit.js';
+import { createProjectWithTemplate, createWorkflow, track } from './support/workflow-test-kit.js';
 
 const DOMAIN = 'safety.example.com';
 const SKIPPED_METRIC = 'mail_workflow_starts_skipped_total';
@@ -73,15 +72,12 @@ describe('workflow run safety (real Postgres, Redis, SMTP sink, two API instance
    * project's names are read after its workflows exist.
    */
   beforeEach(async () => {
-    project = await createProject(t);
-    key = project.secretKey;
-    await insertVerifiedDomain(db, project.id, DOMAIN);
-    const template = await request(t.url)
-      .post('/templates')
-      .set(bearer(key))
-      .send({ name: 'Notice', subject: 'Notice', body: '<p>Hello {{email}}</p>', from: `hello@${DOMAIN}` })
-      .expect(201);
-    templateId = template.body.id;
+    ({ project, key, templateId } = await createProjectWithTemplate(t, DOMAIN, {
+      name: 'Notice',
+      subject: 'Notice',
+      body: '<p>Hello {{email}}</p>',
+      from: `hello@${DOMAIN}`,
+    }));
   });
 
   /** No job of the queue is waiting, running, delayed or held (the positive signal that its work is done). */
@@ -100,6 +96,35 @@ describe('workflow run safety (real Postgres, Redis, SMTP sink, two API instance
       .expect(200);
     return res.body.items as MailTrackedEvent[];
   };
+  /** A workflow (re-entry allowed) of two SEND_EMAIL steps, started by `eventName`. */
+  const twoEmailsOn = (name: string, eventName: string) =>
+    createWorkflow(t, key, {
+      name,
+      eventName,
+      enabled: true,
+      allowReentry: true,
+      steps: [
+        { id: 'first', type: 'SEND_EMAIL', config: { templateId }, next: 'second' },
+        { id: 'second', type: 'SEND_EMAIL', config: { templateId } },
+      ],
+    });
+  /** A transactional email to `address` (its `email.*` events are the workflows' triggers). */
+  const sendReceipt = (address: string) =>
+    request(t.url)
+      .post('/v1/send')
+      .set(bearer(key))
+      .send({ to: address, from: `hello@${DOMAIN}`, subject: 'Receipt', body: '<p>Receipt</p>' })
+      .expect(200);
+  /** `count` email.suppressed events of `address`, and both queues drained. */
+  const suppressedAndDrained = (address: string, count: number) =>
+    waitFor(
+      async () =>
+        (await eventsOf(address, 'email.suppressed')).length === count && (await drained(EMAIL_QUEUE)) && (await drained(WORKFLOW_QUEUE))
+          ? true
+          : null,
+      30_000,
+      `${count} email.suppressed events and drained queues`,
+    );
   const skippedCount = async (): Promise<number> => {
     let total = 0;
     for (const worker of workers) {
@@ -112,31 +137,11 @@ describe('workflow run safety (real Postgres, Redis, SMTP sink, two API instance
   it('a bounce-triggered workflow with allowReentry and two SEND_EMAIL steps to a bouncing address runs once: the bounce suppressed the address, so its emails are SUPPRESSED and do not restart it', async () => {
     // Since #28 a hard bounce suppresses the address: the workflow's emails to it never reach the relay
     // (no second and third bounce, as before #28), and their own `email.suppressed` events start nothing.
-    const workflow = await createWorkflow(t, key, {
-      name: 'Bounce follow-up',
-      eventName: 'email.bounced',
-      enabled: true,
-      allowReentry: true,
-      steps: [
-        { id: 'first', type: 'SEND_EMAIL', config: { templateId }, next: 'second' },
-        { id: 'second', type: 'SEND_EMAIL', config: { templateId } },
-      ],
-    });
+    const workflow = await twoEmailsOn('Bounce follow-up', 'email.bounced');
     const address = 'bouncy@safety.test';
     sink.refuseNext(550, 1);
-    await request(t.url)
-      .post('/v1/send')
-      .set(bearer(key))
-      .send({ to: address, from: `hello@${DOMAIN}`, subject: 'Receipt', body: '<p>Receipt</p>' })
-      .expect(200);
-    await waitFor(
-      async () =>
-        (await eventsOf(address, 'email.suppressed')).length === 2 && (await drained(EMAIL_QUEUE)) && (await drained(WORKFLOW_QUEUE))
-          ? true
-          : null,
-      30_000,
-      'two suppressed workflow emails and drained queues',
-    );
+    await sendReceipt(address);
+    await suppressedAndDrained(address, 2);
     const runs = await executionsOf(workflow.id);
     expect(runs.items.map((e) => e.status)).toEqual(['COMPLETED']);
     expect(sink.refusals.filter((r) => r.code === 550)).toHaveLength(1);
@@ -154,32 +159,12 @@ describe('workflow run safety (real Postgres, Redis, SMTP sink, two API instance
 
   it("a workflow started by email.suppressed (allowReentry, two SEND_EMAIL steps) runs once: its own emails' email.suppressed events do not restart it", async () => {
     // The loop the bounce test above guarded before #28, with the events a suppressed address now makes.
-    const workflow = await createWorkflow(t, key, {
-      name: 'Suppressed follow-up',
-      eventName: 'email.suppressed',
-      enabled: true,
-      allowReentry: true,
-      steps: [
-        { id: 'first', type: 'SEND_EMAIL', config: { templateId }, next: 'second' },
-        { id: 'second', type: 'SEND_EMAIL', config: { templateId } },
-      ],
-    });
+    const workflow = await twoEmailsOn('Suppressed follow-up', 'email.suppressed');
     const address = 'listed@safety.test';
     await request(t.url).post('/suppressions').set(bearer(key)).send({ email: address }).expect(201);
     await track(t, key, address, 'created'); // the contact the /v1/send email's event belongs to
-    await request(t.url)
-      .post('/v1/send')
-      .set(bearer(key))
-      .send({ to: address, from: `hello@${DOMAIN}`, subject: 'Receipt', body: '<p>Receipt</p>' })
-      .expect(200);
-    await waitFor(
-      async () =>
-        (await eventsOf(address, 'email.suppressed')).length === 3 && (await drained(EMAIL_QUEUE)) && (await drained(WORKFLOW_QUEUE))
-          ? true
-          : null,
-      30_000,
-      'three email.suppressed events and drained queues',
-    );
+    await sendReceipt(address);
+    await suppressedAndDrained(address, 3);
     const runs = await executionsOf(workflow.id);
     expect(runs.items.map((e) => e.status)).toEqual(['COMPLETED']);
     expect(sink.messages.filter((m) => m.envelope.to.includes(address))).toHaveLength(0);

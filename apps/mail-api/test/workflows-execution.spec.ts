@@ -8,12 +8,13 @@ import { projectScope } from '../src/core/scope/project-scope.js';
 import { EMAIL_QUEUE, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { EngagementEventsService } from '../src/modules/engagement/engagement-events.service.js';
 import { WORKFLOW_QUEUE } from '../src/modules/workflows/workflows.queue.js';
-import { insertVerifiedDomain, waitFor } from './support/delivery-fixtures.js';
+import { waitFor } from './support/delivery-fixtures.js';
 import { bearer, createProject } from './support/mail-api-helpers.js';
 import { DeliveryHarness } from './support/delivery-harness.js';
 import type { MailTestApp } from './support/mail-test-app.js';
 import type { SmtpSink } from './support/smtp-sink.js';
 import {
+  createProjectWithTemplate,
   createWorkflow,
   listExecutions,
   startWebhookReceiver,
@@ -49,20 +50,12 @@ describe('workflow executions (real Postgres, Redis, SMTP sink, webhook receiver
       MAIL_WORKFLOW_SWEEP_SECONDS: '3600',
     });
     ({ t, sink, db } = h);
-    project = await createProject(t);
-    key = project.secretKey;
-    await insertVerifiedDomain(db, project.id, DOMAIN);
-    const template = await request(t.url)
-      .post('/templates')
-      .set(bearer(key))
-      .send({
-        name: 'Welcome',
-        subject: 'Hi {{name}}',
-        body: '<p>Hello {{name}} <{{email}}>, plan {{data.plan}}, from {{event.source ?? nowhere}}</p>',
-        from: `hello@${DOMAIN}`,
-      })
-      .expect(201);
-    templateId = template.body.id;
+    ({ project, key, templateId } = await createProjectWithTemplate(t, DOMAIN, {
+      name: 'Welcome',
+      subject: 'Hi {{name}}',
+      body: '<p>Hello {{name}} <{{email}}>, plan {{data.plan}}, from {{event.source ?? nowhere}}</p>',
+      from: `hello@${DOMAIN}`,
+    }));
     await h.startWorker([WORKFLOW_QUEUE, EMAIL_QUEUE]);
   });
   afterAll(async () => {

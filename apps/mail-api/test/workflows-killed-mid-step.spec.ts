@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import request from 'supertest';
-import { DataSource } from 'typeorm';
-import type { MailProjectCredentials } from '@app/contracts';
 import { QueueService } from '@app/service-kit';
-import { startRedisServer, waitFor, type RedisServerHandle } from '@app/service-kit/testing';
+import { waitFor } from '@app/service-kit/testing';
 import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import { WORKFLOW_QUEUE } from '../src/modules/workflows/workflows.queue.js';
-import { insertVerifiedDomain } from './support/delivery-fixtures.js';
-import { bearer, createProject } from './support/mail-api-helpers.js';
-import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
-import { startWorkerProcess, workerEnv, workerOwningConnection, type WorkerProcess } from './support/worker-process.js';
-import { createWorkflow, listExecutions, startWebhookReceiver, track, type WebhookReceiver } from './support/workflow-test-kit.js';
+import type { WorkerFleet } from './support/worker-fleet.js';
+import { workerOwningConnection } from './support/worker-process.js';
+import {
+  createWorkflow,
+  listExecutions,
+  startWorkflowFleet,
+  track,
+  type ProjectWithTemplate,
+  type WebhookReceiver,
+} from './support/workflow-test-kit.js';
 
 const DOMAIN = 'midstep.example.com';
 const CONTACT = 'midstep@recovery.test';
@@ -28,75 +29,44 @@ const UNFINISHED = ['active', 'wait', 'delayed', 'prioritized', 'waiting-childre
  * (the killed transaction never got its 250) with one Message-ID; one completion.
  */
 describe('workflow steps killed mid-effect (worker processes, private Redis)', () => {
-  let redis: RedisServerHandle;
-  let t: MailTestApp;
-  let sink: SmtpSink;
+  let fleet: WorkerFleet;
   let receiver: WebhookReceiver;
-  let db: DataSource;
-  let project: MailProjectCredentials;
-  let key: string;
-  let templateId: string;
-  const workers: WorkerProcess[] = [];
+  let setup: ProjectWithTemplate;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
-    sink = await startSmtpSink();
-    receiver = await startWebhookReceiver();
-    t = await startMailApp({ env: { REDIS_URL: redis.url, MAIL_SMTP_URL: sink.url } });
-    db = t.app.get(DataSource);
-    project = await createProject(t);
-    key = project.secretKey;
-    await insertVerifiedDomain(db, project.id, DOMAIN);
-    const template = await request(t.url)
-      .post('/templates')
-      .set(bearer(key))
-      .send({ name: 'T', subject: 'Hello {{email}}', body: '<p>Hi</p>', from: `team@${DOMAIN}` })
-      .expect(201);
-    templateId = template.body.id;
+    ({ fleet, receiver, setup } = await startWorkflowFleet(
+      DOMAIN,
+      { name: 'T', subject: 'Hello {{email}}', body: '<p>Hi</p>', from: `team@${DOMAIN}` },
+      {
+        // A killed attempt's claim (and the step job's lock) lapses after 0.2 s + 5 s.
+        MAIL_WEBHOOK_TIMEOUT_MS: '200',
+        // An email whose send the kill interrupts is taken over after this.
+        MAIL_SEND_LOCK_SECONDS: '1',
+      },
+    ));
     // Three workers, booted together before the test (a boot takes seconds, and up to a minute on a loaded
     // machine: not the test's budget); each kill hits the one the server sees the effect coming from
     // (`workerOwningConnection`).
-    await Promise.all(['A', 'B', 'C'].map((name) => startWorker(name)));
+    await fleet.startWorkers(['A', 'B', 'C']);
   }, 120_000);
   afterAll(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.kill('SIGTERM')));
-    await t?.close();
-    await sink?.close();
+    await fleet?.close();
     await receiver?.close();
-    await redis?.stop();
   });
-
-  async function startWorker(name: string): Promise<WorkerProcess> {
-    const worker = startWorkerProcess(
-      name,
-      workerEnv(t.config, {
-        MAIL_WORKFLOW_SWEEP_SECONDS: '1',
-        MAIL_CAMPAIGN_SWEEP_SECONDS: '1',
-        // A killed attempt's claim (and the step job's lock) lapses after 0.2 s + 5 s.
-        MAIL_WEBHOOK_TIMEOUT_MS: '200',
-        MAIL_WEBHOOK_RETRY_BASE_MS: '50',
-        // An email whose send the kill interrupts is taken over after this.
-        MAIL_SEND_LOCK_SECONDS: '1',
-      }),
-    );
-    workers.push(worker);
-    await worker.ready;
-    return worker;
-  }
 
   /** What the spec saw so far, for a wait that timed out. */
   const seen = async () =>
     JSON.stringify({
       webhookRequests: receiver.requests.map((r) => `${r.url} ${String(r.headers['x-webhook-id'])}`),
-      dataTransfers: sink.stats.dataReceived,
-      acceptedCopies: sink.messages.filter((m) => m.envelope.to.includes(CONTACT)).length,
-      emails: await db.query(`SELECT status, attempts FROM emails WHERE project_id = $1`, [project.id]),
+      dataTransfers: fleet.sink.stats.dataReceived,
+      acceptedCopies: fleet.sink.messages.filter((m) => m.envelope.to.includes(CONTACT)).length,
+      emails: await fleet.db.query(`SELECT status, attempts FROM emails WHERE project_id = $1`, [setup.project.id]),
       unfinished: { workflow: await unfinishedJobs(WORKFLOW_QUEUE), email: await unfinishedJobs(EMAIL_QUEUE) },
     });
 
   /** Jobs still to run in a queue, by state (an empty object once drained). */
   async function unfinishedJobs(queue: string): Promise<Record<string, number>> {
-    const counts = await t.app
+    const counts = await fleet.t.app
       .get(QueueService)
       .queue(queue)
       .getJobCounts(...UNFINISHED);
@@ -104,6 +74,8 @@ describe('workflow steps killed mid-effect (worker processes, private Redis)', (
   }
 
   it('a WEBHOOK reply held and a SEND_EMAIL mid-SMTP: one in-flight repeat each, one delivery id, one Message-ID, one completion', async () => {
+    const { t, sink, db } = fleet;
+    const { project, key, templateId } = setup;
     const workflow = await createWorkflow(t, key, {
       name: 'Killed mid-step',
       eventName: 'signed_up',
@@ -125,8 +97,8 @@ describe('workflow steps killed mid-effect (worker processes, private Redis)', (
       }
     };
 
-    const running = workers;
-    const alive = () => running.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+    const running = fleet.workers;
+    const alive = () => fleet.alive();
 
     // (a) One worker takes the WEBHOOK step; the receiver holds its reply; that worker dies with the request open.
     receiver.holdNext(120_000);

@@ -1,15 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import request from 'supertest';
-import { DataSource } from 'typeorm';
-import type { MailProjectCredentials } from '@app/contracts';
-import { startRedisServer, type RedisServerHandle } from '@app/service-kit/testing';
-import { insertVerifiedDomain } from './support/delivery-fixtures.js';
-import { bearer, createProject } from './support/mail-api-helpers.js';
-import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
-import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
-import { startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
-import { createWorkflow, startWebhookReceiver, track, waitForExecutions, type WebhookReceiver } from './support/workflow-test-kit.js';
+import type { WorkerFleet } from './support/worker-fleet.js';
+import {
+  createWorkflow,
+  startWorkflowFleet,
+  track,
+  waitForExecutions,
+  type ProjectWithTemplate,
+  type WebhookReceiver,
+} from './support/workflow-test-kit.js';
 
 const DOMAIN = 'recovery.example.com';
 
@@ -19,70 +18,40 @@ const DOMAIN = 'recovery.example.com';
  * real Postgres, an SMTP sink and an HTTP receiver. The sweeps run every second here.
  */
 describe('workflow recovery (worker processes, private Redis)', () => {
-  let redis: RedisServerHandle;
+  let fleet: WorkerFleet;
   let flusher: Redis;
-  let t: MailTestApp;
-  let sink: SmtpSink;
   let receiver: WebhookReceiver;
-  let db: DataSource;
-  let project: MailProjectCredentials;
-  let key: string;
-  let templateId: string;
-  const workers: WorkerProcess[] = [];
+  let setup: ProjectWithTemplate;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
-    flusher = new Redis(redis.url);
-    sink = await startSmtpSink();
-    receiver = await startWebhookReceiver();
-    t = await startMailApp({ env: { REDIS_URL: redis.url, MAIL_SMTP_URL: sink.url } });
-    db = t.app.get(DataSource);
-    project = await createProject(t);
-    key = project.secretKey;
-    await insertVerifiedDomain(db, project.id, DOMAIN);
-    const template = await request(t.url)
-      .post('/templates')
-      .set(bearer(key))
-      .send({ name: 'T', subject: 'Welcome {{email}}', body: '<p>Hi</p>', from: `team@${DOMAIN}` })
-      .expect(201);
-    templateId = template.body.id;
+    ({ fleet, receiver, setup } = await startWorkflowFleet(
+      DOMAIN,
+      { name: 'T', subject: 'Welcome {{email}}', body: '<p>Hi</p>', from: `team@${DOMAIN}` },
+      // An email whose send the kill interrupts is taken over after this.
+      { MAIL_SEND_LOCK_SECONDS: '2' },
+    ));
+    flusher = new Redis(fleet.redis!.url);
   });
-  afterEach(async () => {
-    await Promise.all(workers.splice(0).map((w) => w.kill('SIGTERM')));
-  });
+  afterEach(() => fleet.stopWorkers());
   afterAll(async () => {
     flusher?.disconnect();
-    await t?.close();
-    await sink?.close();
+    await fleet?.close();
     await receiver?.close();
-    await redis?.stop();
   });
 
-  async function startWorker(name: string): Promise<WorkerProcess> {
-    const worker = startWorkerProcess(
-      name,
-      workerEnv(t.config, {
-        MAIL_WORKFLOW_SWEEP_SECONDS: '1',
-        MAIL_CAMPAIGN_SWEEP_SECONDS: '1',
-        MAIL_WEBHOOK_RETRY_BASE_MS: '50',
-        // An email whose send the kill interrupts is taken over after this.
-        MAIL_SEND_LOCK_SECONDS: '2',
-      }),
-    );
-    workers.push(worker);
-    await worker.ready;
-    return worker;
-  }
+  const startWorker = (name: string) => fleet.startWorker(name);
 
   /** Every step row of an execution: one per visit, with its attempts. */
   const stepRows = (executionId: string) =>
-    db.query<{ step_id: string; status: string; attempts: number }[]>(
+    fleet.db.query<{ step_id: string; status: string; attempts: number }[]>(
       `SELECT step_id, status, attempts FROM workflow_execution_steps WHERE execution_id = $1 ORDER BY seq`,
       [executionId],
     );
   const hooksFor = (path: string) => receiver.requests.filter((r) => r.url === path);
 
   it('a worker killed during a DELAY: another resumes the execution and no step runs twice', async () => {
+    const { t, sink, db } = fleet;
+    const { key, templateId } = setup;
     const workflow = await createWorkflow(t, key, {
       name: 'Crash',
       eventName: 'joined',
@@ -123,6 +92,8 @@ describe('workflow recovery (worker processes, private Redis)', () => {
   }, 60_000);
 
   it('a Redis flush during a WAIT: the awaited event still resumes it, the timeout still fires, and a lost start is caught up', async () => {
+    const { t } = fleet;
+    const { key } = setup;
     const workflow = await createWorkflow(t, key, {
       name: 'Flush',
       eventName: 'registered',

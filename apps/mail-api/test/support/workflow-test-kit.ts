@@ -2,14 +2,37 @@ import { expect } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
+import type { MailProjectCredentials } from '@app/contracts';
 import { waitFor } from '@app/service-kit/testing';
 import type { MailWorkflowExecution } from '../../src/modules/workflows/workflow-executions.dto.js';
 import type { MailWorkflowCreated } from '../../src/modules/workflows/workflows.dto.js';
-import { bearer } from './mail-api-helpers.js';
+import { insertVerifiedDomain } from './delivery-fixtures.js';
+import { bearer, createProject } from './mail-api-helpers.js';
+import type { MailTestApp } from './mail-test-app.js';
+import { FAST_WORKFLOW_RECOVERY, WorkerFleet } from './worker-fleet.js';
 
 /** What the workflow specs need of a running app: its URL (in process or not). */
 export interface WorkflowApi {
   url: string;
+}
+
+/** A project sending from a verified domain, with one template its SEND_EMAIL steps use. */
+export interface ProjectWithTemplate {
+  project: MailProjectCredentials;
+  key: string;
+  templateId: string;
+}
+
+export async function createProjectWithTemplate(
+  t: MailTestApp,
+  domain: string,
+  template: { name: string; subject: string; body: string; from: string },
+): Promise<ProjectWithTemplate> {
+  const project = await createProject(t);
+  await insertVerifiedDomain(t.app.get(DataSource), project.id, domain);
+  const res = await request(t.url).post('/templates').set(bearer(project.secretKey)).send(template).expect(201);
+  return { project, key: project.secretKey, templateId: res.body.id as string };
 }
 
 export async function createWorkflow(t: WorkflowApi, key: string, body: Record<string, unknown>): Promise<MailWorkflowCreated> {
@@ -150,4 +173,24 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The setup of the specs that kill worker processes mid-workflow: the webhook receiver, a fleet on a
+ * private Redis with both sweeps every second and webhook retries after 50 ms (plus `workerEnv`), and a
+ * project sending from `domain` with `template`. No worker is started yet.
+ */
+export async function startWorkflowFleet(
+  domain: string,
+  template: { name: string; subject: string; body: string; from: string },
+  workerEnv: Record<string, string>,
+): Promise<{ fleet: WorkerFleet; receiver: WebhookReceiver; setup: ProjectWithTemplate }> {
+  const receiver = await startWebhookReceiver();
+  try {
+    const fleet = await WorkerFleet.start({ privateRedis: true, workerEnv: { ...FAST_WORKFLOW_RECOVERY, ...workerEnv } });
+    return { fleet, receiver, setup: await createProjectWithTemplate(fleet.t, domain, template) };
+  } catch (err) {
+    await receiver.close();
+    throw err;
+  }
 }
