@@ -17,7 +17,10 @@ import { routeTable, unfuzzedRoutes, type RouteEntry } from './route-table.js';
 
 const SELF_TEST_PREFIX = '/__fuzz-self-test';
 
-/** Registered only in a fuzz spec: a route that throws, and one whose 2xx body breaks its schema. */
+/**
+ * Registered only in a fuzz spec: a route that throws, one whose 2xx body breaks its schema by a
+ * field's type, and one that answers a field its schema does not name.
+ */
 @Controller('__fuzz-self-test')
 class FuzzSelfTestController {
   @Get('throws/:id') boom(@Param('id') id: string): never {
@@ -25,6 +28,9 @@ class FuzzSelfTestController {
   }
   @Get('shape/:id') shape(@Param('id') id: string): { id: number } {
     return { id: id.length };
+  }
+  @Get('extra/:id') extra(@Param('id') id: string): { id: string; secret: string } {
+    return { id, secret: 'not in the document' };
   }
 }
 
@@ -46,6 +52,12 @@ const SELF_TEST_DOC = {
         responses: { 200: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Shape' } } } } },
       },
     },
+    [`${SELF_TEST_PREFIX}/extra/{id}`]: {
+      get: {
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { 200: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Shape' } } } } },
+      },
+    },
   },
   components: { schemas: { Shape: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } } },
 } as unknown as OpenApiDocument;
@@ -54,12 +66,13 @@ const SELF_TEST_DOC = {
 const SELF_TEST_FINDINGS: [string, RegExp][] = [
   [`GET ${SELF_TEST_PREFIX}/throws/{id}`, /^answered 500/],
   [`GET ${SELF_TEST_PREFIX}/shape/{id}`, /^200 body does not match its schema: data\/id must be string/],
+  [`GET ${SELF_TEST_PREFIX}/extra/{id}`, /^200 body does not match its schema: data must NOT have additional properties/],
 ];
 
 /**
  * Fuzzes the self-test routes (FuzzSelfTestModule) with the app's headers and error shape and
- * answers what went wrong: a route that throws must be a 500 finding and a 2xx off its schema a
- * schema finding, each with the run's seed, and nothing else. Empty: the fuzzer can fail.
+ * answers what went wrong: a route that throws must be a 500 finding and a 2xx off its schema (a
+ * wrong type, a field the document does not name) a schema finding, each with the run's seed, and nothing else. Empty: the fuzzer can fail.
  */
 export async function fuzzSelfTestMisses(target: Pick<FuzzTarget, 'baseUrl' | 'headers' | 'errorShapeProblem'>): Promise<string[]> {
   const seed = 1;
@@ -99,12 +112,32 @@ export interface FuzzCoverageGaps {
   unfuzzed: string[];
   /** Fuzzed reads that document a JSON 2xx but never had a 2xx body checked against it. */
   readsNotSchemaChecked: string[];
+  /**
+   * 2xx answers the document leaves without a body description (`200 GET /x`): a JSON one must carry its
+   * schema, another its content type; only 202, 204 and 205 may be documented without content.
+   */
+  undocumented2xx: string[];
+}
+
+/** Every documented 2xx of `doc` that says nothing of its body (see FuzzCoverageGaps.undocumented2xx). */
+export function undocumented2xxAnswers(doc: OpenApiDocument): string[] {
+  const gaps: string[] = [];
+  for (const [path, methods] of Object.entries(doc.paths).filter(([p]) => !p.startsWith(SELF_TEST_PREFIX)))
+    for (const [method, operation] of Object.entries(methods))
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        if (!status.startsWith('2') || ['202', '204', '205'].includes(status)) continue;
+        const content = Object.entries(response.content ?? {});
+        if (content.length === 0 || content.some(([type, media]) => type.includes('json') && !media.schema))
+          gaps.push(`${status} ${method.toUpperCase()} ${path}`);
+      }
+  return gaps;
 }
 
 /**
  * What a full fuzz run of `app` left open; a passing spec expects every list empty. Tied to the
  * app: a route served but not in /openapi.json fails `unfuzzed`; every read that documents a JSON
- * 2xx must have answered one (its plain request runs first) with the body checked.
+ * 2xx must have answered one (its plain request runs first) with the body checked; every 2xx the
+ * document names must say what its body is.
  */
 export function fuzzCoverageGaps(app: INestApplication, doc: OpenApiDocument, result: FuzzRunResult): FuzzCoverageGaps {
   const unfuzzed = unfuzzedRoutes(routeTable(app), result.fuzzed, servedNotFuzzed);
@@ -113,7 +146,7 @@ export function fuzzCoverageGaps(app: INestApplication, doc: OpenApiDocument, re
     .map((o) => `GET ${o.path}`)
     .filter((name) => result.fuzzed.includes(name));
   const readsNotSchemaChecked = reads.filter((name) => !result.schemaChecked.includes(name));
-  return { findings: result.findings, unfuzzed, readsNotSchemaChecked };
+  return { findings: result.findings, unfuzzed, readsNotSchemaChecked, undocumented2xx: undocumented2xxAnswers(doc) };
 }
 
 /**

@@ -9,6 +9,9 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
  * Checks a 2xx body against the schema the operation documents for that status (ajv, the document's
  * components as the $ref target). Answers the problem, or null when the body fits. A 2xx status the
  * operation does not document at all is a problem too: the document would be lying about the route.
+ * Exactly: an object schema that lists its properties admits no other field (@nestjs/swagger writes no
+ * `additionalProperties`, which JSON Schema reads as "anything else goes"), so a field the document does
+ * not name fails as a wrong type does.
  */
 export class ResponseSchemas {
   private readonly ajv;
@@ -20,7 +23,7 @@ export class ResponseSchemas {
   constructor(doc: OpenApiDocument) {
     this.ajv = new Ajv({ strict: false, allErrors: true });
     addFormats(this.ajv);
-    this.ajv.addSchema({ $id: 'openapi.json', components: nullableAsJsonSchema(doc.components ?? {}) });
+    this.ajv.addSchema({ $id: 'openapi.json', components: closedObjects(nullableAsJsonSchema(doc.components ?? {})) });
   }
 
   problem(operation: FuzzOperation, response: FuzzResponse): string | null {
@@ -47,7 +50,7 @@ export class ResponseSchemas {
     if (known) return known;
     // The operation's schema points at `#/components/...` of the document registered above.
     const rebased = JSON.parse(
-      JSON.stringify(nullableAsJsonSchema(schema)).replaceAll('"#/components/', '"openapi.json#/components/'),
+      JSON.stringify(closedObjects(nullableAsJsonSchema(schema))).replaceAll('"#/components/', '"openapi.json#/components/'),
     ) as object;
     const validate = this.ajv.compile(rebased);
     this.compiled.set(id, validate);
@@ -68,4 +71,22 @@ function nullableAsJsonSchema(value: unknown): unknown {
   if (nullable !== true) return nullable === undefined ? converted : { ...converted, nullable };
   const { description, ...schema } = converted;
   return { description, anyOf: [schema, { type: 'null' }] };
+}
+
+/**
+ * `additionalProperties: false` on every object schema that lists its properties and says nothing of
+ * other fields (a property merely named `properties` is walked as a property, not taken for the keyword).
+ */
+function closedObjects(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closedObjects);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      key === 'properties'
+        ? Object.fromEntries(Object.entries(value as object).map(([name, s]) => [name, closedObjects(s)]))
+        : closedObjects(value),
+    ]),
+  );
+  return out.properties && out.additionalProperties === undefined ? { ...out, additionalProperties: false } : out;
 }

@@ -38,7 +38,7 @@ export class EngagementController {
   })
   @ApiParam(TOKEN_PARAM)
   @ApiProduces('image/gif')
-  @ApiOkResponse({ description: 'image/gif, 42 bytes' })
+  @ApiOkResponse({ description: 'image/gif, 42 bytes', schema: { type: 'string', format: 'binary' } })
   @ApiResponse(INVALID_LINK)
   async open(@Param('token') token: string, @EngagementRequest() request: EngagementRequestInfo): Promise<StreamableFile> {
     await this.engagement.opened(token, request);

@@ -37,7 +37,7 @@ export class UnsubscribeController {
   })
   @ApiParam(TOKEN_PARAM)
   @ApiProduces('text/html')
-  @ApiOkResponse({ description: 'HTML page with an Unsubscribe button (a form POSTing to this URL)' })
+  @ApiOkResponse({ description: 'HTML page with an Unsubscribe button (a form POSTing to this URL)', schema: { type: 'string' } })
   @ApiResponse(INVALID_LINK)
   page(@Param('token') token: string): string {
     this.unsubscribe.checkLink(token);
@@ -58,7 +58,19 @@ export class UnsubscribeController {
   })
   @ApiParam(TOKEN_PARAM)
   @ApiProduces('application/json', 'text/html')
-  @ApiOkResponse({ description: '`{"success": true, "unsubscribed": true}`, or an HTML confirmation page for browsers' })
+  @ApiOkResponse({
+    description: '`{"success": true, "unsubscribed": true}`, or an HTML confirmation page for browsers',
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          properties: { success: { type: 'boolean', enum: [true] }, unsubscribed: { type: 'boolean', enum: [true] } },
+          required: ['success', 'unsubscribed'],
+        },
+      },
+      'text/html': { schema: { type: 'string' } },
+    },
+  })
   @ApiResponse(INVALID_LINK)
   async confirm(@Param('token') token: string, @WantsHtml() wantsHtml: boolean): Promise<string | { success: true; unsubscribed: true }> {
     await this.unsubscribe.unsubscribe(token);
