@@ -1,6 +1,7 @@
 export * from './request-id.js';
 export * from './logging.module.js';
 export * from './validation.js';
+export * from './app-validation-pipe.js';
 export * from './openapi.js';
 export * from './http-app.js';
 export * from './public.decorator.js';

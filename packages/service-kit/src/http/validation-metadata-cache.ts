@@ -32,17 +32,29 @@ export function memoizeValidationMetadata(): void {
   };
   const lookup = storage.getTargetValidationMetadatas.bind(storage);
   const add = storage.addValidationMetadata.bind(storage);
-  const cache = new Map<Target, Map<string, ValidationMetadata[]>>();
+  const cache = new Map<Target, CachedLookups>();
   storage.addValidationMetadata = (metadata) => {
     cache.clear();
     add(metadata);
   };
   storage.getTargetValidationMetadatas = (targetConstructor, targetSchema, always, strictGroups, groups) => {
+    let lookups = cache.get(targetConstructor);
+    if (!lookups) cache.set(targetConstructor, (lookups = { withoutGroups: [], other: new Map<string, ValidationMetadata[]>() }));
+    // The usual call (no schema, no groups: every validation of the apps) is found by two booleans,
+    // without building a key per call.
+    if (targetSchema === undefined && groups === undefined) {
+      const slot = (always ? 2 : 0) + (strictGroups ? 1 : 0);
+      return (lookups.withoutGroups[slot] ??= lookup(targetConstructor, targetSchema, always, strictGroups, groups));
+    }
     const key = `${targetSchema}|${always}|${strictGroups}|${groups?.join('\u0000') ?? ''}`;
-    let byOptions = cache.get(targetConstructor);
-    if (!byOptions) cache.set(targetConstructor, (byOptions = new Map<string, ValidationMetadata[]>()));
-    let metadatas = byOptions.get(key);
-    if (!metadatas) byOptions.set(key, (metadatas = lookup(targetConstructor, targetSchema, always, strictGroups, groups)));
+    let metadatas = lookups.other.get(key);
+    if (!metadatas) lookups.other.set(key, (metadatas = lookup(targetConstructor, targetSchema, always, strictGroups, groups)));
     return metadatas;
   };
+}
+
+/** The lookups of one class: without schema and groups by `always` and `strictGroups`, else by a key of all four. */
+interface CachedLookups {
+  withoutGroups: (ValidationMetadata[] | undefined)[];
+  other: Map<string, ValidationMetadata[]>;
 }

@@ -11,5 +11,6 @@ export const PublicKeyAllowed = () => SetMetadata(PUBLIC_KEY_ALLOWED, true);
 /** The calling project, set by the ApiKeyGuard. */
 export const CurrentProject = createParamDecorator(
   (_data: unknown, ctx: ExecutionContext): ProjectContext =>
-    ctx.switchToHttp().getRequest<Record<string, ProjectContext>>()[PROJECT_CONTEXT_PROPERTY],
+    // The request is the first HTTP argument: `switchToHttp()` would attach three closures to the context per call.
+    ctx.getArgByIndex<Record<string, ProjectContext>>(0)[PROJECT_CONTEXT_PROPERTY],
 );

@@ -8,8 +8,6 @@ import { PROJECT_CONTEXT_PROPERTY, type ProjectContext } from './project-context
 import { ProjectKeyCache } from './project-key-cache.service.js';
 import type { ProjectKeyMatch } from './project-keys.repository.js';
 
-type HttpArgumentsHost = ReturnType<ExecutionContext['switchToHttp']>;
-
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const KEY_SUGGESTION = "send `Authorization: Bearer <key>` with your project's secret key (sk_...)";
 
@@ -34,8 +32,8 @@ export class ApiKeyGuard implements CanActivate {
   ) {}
 
   canActivate(context: ExecutionContext): Promise<boolean> {
-    const http = context.switchToHttp();
-    const req = http.getRequest<{ headers: Record<string, string | string[] | undefined>; ip?: string } & Record<string, unknown>>();
+    // The HTTP arguments are (req, res, next): `switchToHttp()` would attach three closures per request.
+    const req = context.getArgByIndex<{ headers: Record<string, string | string[] | undefined>; ip?: string } & Record<string, unknown>>(0);
     const value = firstHeader(req.headers.authorization);
     if (!value?.trim()) {
       return Promise.reject(new DomainError(ErrorCode.Unauthorized, 'missing API key', { suggestion: KEY_SUGGESTION }));
@@ -43,12 +41,11 @@ export class ApiKeyGuard implements CanActivate {
     const rawKey = BEARER.exec(value)?.[1];
     const match = rawKey ? this.keys.find(rawKey) : null;
     // A cached key answers synchronously: only the rate-limit point is awaited then.
-    return match instanceof Promise ? match.then((found) => this.admit(context, http, req, found)) : this.admit(context, http, req, match);
+    return match instanceof Promise ? match.then((found) => this.admit(context, req, found)) : this.admit(context, req, match);
   }
 
   private async admit(
     context: ExecutionContext,
-    http: HttpArgumentsHost,
     req: { ip?: string } & Record<string, unknown>,
     match: ProjectKeyMatch | null,
   ): Promise<boolean> {
@@ -67,7 +64,7 @@ export class ApiKeyGuard implements CanActivate {
         ? await this.rateLimiter.consumePublic(project.id, req.ip ?? 'unknown')
         : await this.rateLimiter.consume(project.id);
     const headers = rateLimitHeaders(rate);
-    const res = http.getResponse<unknown>();
+    const res = context.getArgByIndex<unknown>(1);
     for (const name in headers) this.adapterHost.httpAdapter.setHeader(res, name, headers[name]);
     if (!rate.allowed) {
       throw new DomainError(ErrorCode.RateLimitExceeded, `rate limit exceeded: ${rate.limit} ${rate.scope}`, {

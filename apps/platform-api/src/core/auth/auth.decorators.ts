@@ -14,7 +14,8 @@ export const RequireFeatures = (...features: string[]) => SetMetadata(REQUIRED_F
 
 /** The authenticated caller's context, set by the AuthGuard. */
 export const CurrentAuth = createParamDecorator(
-  (_data: unknown, ctx: ExecutionContext): AuthContext => ctx.switchToHttp().getRequest<AuthenticatedRequest>().auth,
+  // The request is the first HTTP argument: `switchToHttp()` would attach three closures to the context per call.
+  (_data: unknown, ctx: ExecutionContext): AuthContext => ctx.getArgByIndex<AuthenticatedRequest>(0).auth,
 );
 
 /** The client's IP as Express derives it (honours `trust proxy`). */

@@ -28,7 +28,8 @@ export class AuthGuard implements CanActivate {
    * promise then); a promise only when something is loaded.
    */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    const req = context.switchToHttp().getRequest<Request>();
+    // The request is the first HTTP argument (`switchToHttp()` would attach three closures per request).
+    const req = context.getArgByIndex<Request>(0);
     const auth = this.authenticator.authenticate(req);
     return auth instanceof Promise ? auth.then((loaded) => this.admit(context, req, loaded)) : this.admit(context, req, auth);
   }
