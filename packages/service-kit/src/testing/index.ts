@@ -10,3 +10,4 @@ export * from './chromium.js';
 export * from './prometheus-text.js';
 export * from './in-process-worker.js';
 export * from './fuzz-coverage.js';
+export * from './queue-round-trip.js';
