@@ -1,19 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import { QueueService } from '@app/service-kit';
-import { freePort, parsePrometheusText, startNodeProcess, waitFor, type NodeProcess } from '@app/service-kit/testing';
+import { connectionRefused, freePort, parsePrometheusText, waitFor, type NodeProcess } from '@app/service-kit/testing';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { emailRows, insertEmails, insertVerifiedDomain, waitForStatus } from './support/delivery-fixtures.js';
 import { createProject } from './support/mail-api-helpers.js';
 import { createMailTestEnv, startMailApp, type MailTestApp, type MailTestEnv } from './support/mail-test-app.js';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
-import { startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
+import { startApiProcess, startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
 
-const API_ENTRY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
 const SECRET_KEY = `sk_${randomBytes(24).toString('hex')}`;
 const PUBLIC_KEY = `pk_${randomBytes(24).toString('hex')}`;
 const LOAD_CONNECTIONS = 24;
@@ -76,6 +73,19 @@ function postTrack(agent: http.Agent, port: number, email: string, afterSignal: 
   });
 }
 
+/** The compiled API (`dist/main.js`) on `port` and the test env's database, with the test's project keys. */
+function startKeyedApi(env: MailTestEnv, port: number, overrides: Record<string, string> = {}): NodeProcess {
+  return startApiProcess(
+    'mail-api',
+    workerEnv(env.config, {
+      MAIL_PORT: String(port),
+      MAIL_BOOTSTRAP_SECRET_KEY: SECRET_KEY,
+      MAIL_BOOTSTRAP_PUBLIC_KEY: PUBLIC_KEY,
+      ...overrides,
+    }),
+  );
+}
+
 /**
  * Graceful shutdown of the real entry points (`dist/main.js`, `dist/worker.js`) under SIGTERM:
  * the API drains what it accepted while under load, the worker finishes what it started mid-batch
@@ -95,20 +105,7 @@ describe('graceful shutdown under SIGTERM', () => {
 
     it('answers every request it accepted in full, and none of them is lost or reset', async () => {
       const port = await freePort();
-      api = startNodeProcess('mail-api', {
-        entry: API_ENTRY,
-        cwd: path.dirname(path.dirname(API_ENTRY)),
-        env: {
-          ...workerEnv(env.config, {
-            MAIL_PORT: String(port),
-            MAIL_BOOTSTRAP_SECRET_KEY: SECRET_KEY,
-            MAIL_BOOTSTRAP_PUBLIC_KEY: PUBLIC_KEY,
-            MAIL_RATE_LIMIT_PER_MINUTE: '10000000',
-          }),
-        },
-        readyWhen: 'mail-api listening on',
-        buildHint: 'npm run build -w mail-api',
-      });
+      api = startKeyedApi(env, port, { MAIL_RATE_LIMIT_PER_MINUTE: '10000000' });
       await api.ready;
 
       const agent = new http.Agent({ keepAlive: true, maxSockets: LOAD_CONNECTIONS });
@@ -194,33 +191,9 @@ describe('graceful shutdown under SIGTERM', () => {
       return { status: res.status, requestId: res.headers.get('x-request-id'), body: await res.json() };
     }
 
-    /** True once a new connection to the port is refused: the server closed its listener (it got the signal). */
-    function refused(port: number): Promise<boolean> {
-      return new Promise((resolve) => {
-        const req = http.request({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
-          res.resume();
-          resolve(false);
-        });
-        req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
-        req.end();
-      });
-    }
-
     it('answers 200 and stores a request held by a Postgres lock across SIGTERM; the logged request ids are the answered ones', async () => {
       const port = await freePort();
-      api = startNodeProcess('mail-api', {
-        entry: API_ENTRY,
-        cwd: path.dirname(path.dirname(API_ENTRY)),
-        env: {
-          ...workerEnv(env.config, {
-            MAIL_PORT: String(port),
-            MAIL_BOOTSTRAP_SECRET_KEY: SECRET_KEY,
-            MAIL_BOOTSTRAP_PUBLIC_KEY: PUBLIC_KEY,
-          }),
-        },
-        readyWhen: 'mail-api listening on',
-        buildHint: 'npm run build -w mail-api',
-      });
+      api = startKeyedApi(env, port);
       await api.ready;
       const email = `held-${randomUUID().slice(0, 8)}@hold.example.com`;
       const answers = [
@@ -253,7 +226,11 @@ describe('graceful shutdown under SIGTERM', () => {
         );
         api.child.kill('SIGTERM');
         // The server got the signal while the request is held: its listener is closed.
-        await waitFor(async () => ((await refused(port)) ? true : null), 20_000, 'the listener to close after SIGTERM');
+        await waitFor(
+          async () => ((await connectionRefused(`http://127.0.0.1:${port}`)) ? true : null),
+          20_000,
+          'the listener to close after SIGTERM',
+        );
         await lock.commitTransaction();
         const heldAnswer = await held;
         expect(heldAnswer).toMatchObject({ status: 200, requestId: heldId, body: { success: true } });
