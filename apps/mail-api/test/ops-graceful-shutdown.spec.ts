@@ -73,17 +73,41 @@ function postTrack(agent: http.Agent, port: number, email: string, afterSignal: 
   });
 }
 
-/** The compiled API (`dist/main.js`) on `port` and the test env's database, with the test's project keys. */
-function startKeyedApi(env: MailTestEnv, port: number, overrides: Record<string, string> = {}): NodeProcess {
-  return startApiProcess(
-    'mail-api',
-    workerEnv(env.config, {
-      MAIL_PORT: String(port),
-      MAIL_BOOTSTRAP_SECRET_KEY: SECRET_KEY,
-      MAIL_BOOTSTRAP_PUBLIC_KEY: PUBLIC_KEY,
-      ...overrides,
-    }),
-  );
+/**
+ * For the calling describe block: a fresh test env (database, Redis prefix) and `start`, which runs
+ * the compiled API (`dist/main.js`) on `port` with the test's project keys and waits until it
+ * listens; a process still running after the block is killed, then the env is dropped.
+ */
+function keyedApiSuite(): { env: () => MailTestEnv; start: (port: number, overrides?: Record<string, string>) => Promise<NodeProcess> } {
+  let env: MailTestEnv | undefined;
+  let api: NodeProcess | undefined;
+  beforeAll(async () => {
+    env = await createMailTestEnv();
+  });
+  afterAll(async () => {
+    await api?.kill('SIGKILL');
+    await env?.cleanup();
+  });
+  const started = () => {
+    if (!env) throw new Error('keyedApiSuite: read inside a test, after beforeAll created the env');
+    return env;
+  };
+  return {
+    env: started,
+    start: async (port, overrides = {}) => {
+      api = startApiProcess(
+        'mail-api',
+        workerEnv(started().config, {
+          MAIL_PORT: String(port),
+          MAIL_BOOTSTRAP_SECRET_KEY: SECRET_KEY,
+          MAIL_BOOTSTRAP_PUBLIC_KEY: PUBLIC_KEY,
+          ...overrides,
+        }),
+      );
+      await api.ready;
+      return api;
+    },
+  };
 }
 
 /**
@@ -93,20 +117,11 @@ function startKeyedApi(env: MailTestEnv, port: number, overrides: Record<string,
  */
 describe('graceful shutdown under SIGTERM', () => {
   describe('the API under load', () => {
-    let env: MailTestEnv;
-    let api: NodeProcess | undefined;
-    beforeAll(async () => {
-      env = await createMailTestEnv();
-    });
-    afterAll(async () => {
-      await api?.kill('SIGKILL');
-      await env?.cleanup();
-    });
+    const suite = keyedApiSuite();
 
     it('answers every request it accepted in full, and none of them is lost or reset', async () => {
       const port = await freePort();
-      api = startKeyedApi(env, port, { MAIL_RATE_LIMIT_PER_MINUTE: '10000000' });
-      await api.ready;
+      const api = await suite.start(port, { MAIL_RATE_LIMIT_PER_MINUTE: '10000000' });
 
       const agent = new http.Agent({ keepAlive: true, maxSockets: LOAD_CONNECTIONS });
       const outcomes: Outcome[] = [];
@@ -150,7 +165,7 @@ describe('graceful shutdown under SIGTERM', () => {
       expect(failed.filter((o) => !refusedBeforeAcceptance(o))).toEqual([]);
 
       // Postgres says which requests the server accepted: each one is a contact.
-      const db = new DataSource({ type: 'postgres', url: env.config.databaseUrl });
+      const db = new DataSource({ type: 'postgres', url: suite.env().config.databaseUrl });
       await db.initialize();
       try {
         const rows = await db.query<{ email: string }[]>(`SELECT email FROM contacts WHERE email LIKE '%@load.example.com'`);
@@ -167,15 +182,7 @@ describe('graceful shutdown under SIGTERM', () => {
   });
 
   describe('the API with a request held inside its handler', () => {
-    let env: MailTestEnv;
-    let api: NodeProcess | undefined;
-    beforeAll(async () => {
-      env = await createMailTestEnv();
-    });
-    afterAll(async () => {
-      await api?.kill('SIGKILL');
-      await env?.cleanup();
-    });
+    const suite = keyedApiSuite();
 
     /** POST /v1/track with our own request id; answers the status, the echoed id and the body. */
     async function track(
@@ -193,8 +200,7 @@ describe('graceful shutdown under SIGTERM', () => {
 
     it('answers 200 and stores a request held by a Postgres lock across SIGTERM; the logged request ids are the answered ones', async () => {
       const port = await freePort();
-      api = startKeyedApi(env, port);
-      await api.ready;
+      const api = await suite.start(port);
       const email = `held-${randomUUID().slice(0, 8)}@hold.example.com`;
       const answers = [
         await track(port, email, randomUUID()),
@@ -204,7 +210,7 @@ describe('graceful shutdown under SIGTERM', () => {
 
       // The test holds the contact's row lock: the next track of that contact (an upsert of its data)
       // waits inside its handler, on Postgres, until the lock is released.
-      const db = new DataSource({ type: 'postgres', url: env.config.databaseUrl });
+      const db = new DataSource({ type: 'postgres', url: suite.env().config.databaseUrl });
       await db.initialize();
       const lock = db.createQueryRunner();
       try {
