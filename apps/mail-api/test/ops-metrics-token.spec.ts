@@ -2,14 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import {
-  metricsLabelLeaks,
-  parsePrometheusText,
-  sampleValue,
-  workerMetricsRefusalProblems,
-  workerMetricsUrl,
-  wrongMetricsAuthorizations,
-} from '@app/service-kit/testing';
+import { metricsLabelLeaks, parsePrometheusText, sampleValue } from '@app/service-kit/testing';
+import { workerMetricsRefusalProblems, workerMetricsUrl, wrongMetricsAuthorizations } from '@app/service-kit/testing';
 import { insertContact, insertEmails } from './support/delivery-fixtures.js';
 import { createProject, expectMailError } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';

@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import {
-  metricsLabelLeaks,
-  parsePrometheusText,
-  sampleValue,
-  workerMetricsRefusalProblems,
-  workerMetricsUrl,
-  wrongMetricsAuthorizations,
-} from '@app/service-kit/testing';
+import { metricsLabelLeaks, parsePrometheusText, sampleValue } from '@app/service-kit/testing';
+import { workerMetricsRefusalProblems, workerMetricsUrl, wrongMetricsAuthorizations } from '@app/service-kit/testing';
 import { Factories } from './support/factories.js';
 import { processEnv, startWorkerProcess, type WorkerProcess } from './support/app-process.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';

@@ -2,16 +2,8 @@ import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import {
-  ConfigError,
-  defaultDataDir,
-  devSecret,
-  EnvVar,
-  loadConfig,
-  serviceConfigOf,
-  ServiceEnvVar,
-  type ServiceConfig,
-} from '@app/service-kit';
+import { ConfigError, defaultDataDir, devSecret, EnvVar, loadConfig } from '@app/service-kit';
+import { serviceConfigOf, ServiceEnvVar, type ServiceConfig } from '@app/service-kit';
 import { PUBLIC_KEY_PATTERN, SECRET_KEY_PATTERN } from '../core/auth/project-keys.js';
 
 const HTTP_URL = /^https?:\/\//;

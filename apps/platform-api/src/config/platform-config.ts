@@ -1,15 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-import {
-  ConfigError,
-  defaultDataDir,
-  devSecret,
-  EnvVar,
-  loadConfig,
-  serviceConfigOf,
-  ServiceEnvVar,
-  type ServiceConfig,
-} from '@app/service-kit';
+import { ConfigError, defaultDataDir, devSecret, EnvVar, loadConfig } from '@app/service-kit';
+import { serviceConfigOf, ServiceEnvVar, type ServiceConfig } from '@app/service-kit';
 import path from 'node:path';
 
 const HTTP_URL = /^https?:\/\//;
