@@ -23,10 +23,10 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { SMTPServer } from 'smtp-server';
-import { REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
+import { REPO_ROOT, entryPoint, missingEntryPoints, runMigrate, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
 import { deleteRedisKeys, dropDatabase, withSqlClient } from '../scripts/lib/databases.mjs';
 import { redactUrl, redisPing, sleep, tcpAccepts } from '../scripts/lib/probes.mjs';
+import { startCountingSink } from './lib/counting-smtp-sink.mjs';
 import { writeBenchResult } from './lib/results.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
 
@@ -52,40 +52,13 @@ let sink;
 const withClient = withSqlClient;
 const verdict = (met) => (met ? 'met' : 'MISSED');
 
-/** Accepts everything; records (time, recipient domain) of each message. */
-async function startSink() {
-  const received = [];
-  const server = new SMTPServer({
-    secure: false,
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    closeTimeout: 1000,
-    maxClients: 1000,
-    onData(stream, session, callback) {
-      stream.on('data', () => undefined);
-      stream.on('end', () => {
-        const to = session.envelope.rcptTo[0]?.address ?? '';
-        received.push({ at: Date.now(), to, domain: to.slice(to.indexOf('@') + 1) });
-        callback(null, 'OK');
-      });
-    },
-  });
-  server.on('error', () => undefined);
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `smtp://127.0.0.1:${server.server.address().port}`, received, close: () => new Promise((r) => server.close(r)) };
-}
-
 async function prepareDatabase() {
   await dropDatabase(databaseUrl);
-  const migrate = spawnNode('mail-migrate', entryPoint('mail', 'migrate'), {
-    ...process.env,
-    MAIL_DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'warn',
-  });
-  children.push(migrate);
-  const migrated = await migrate.exited;
-  if (migrated.code !== 0) fail(`migrations ${describeExit(migrated)} (output above)`);
+  await runMigrate(
+    'mail',
+    { ...process.env, MAIL_DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    { label: 'mail-migrate', track: children },
+  );
 }
 
 /** A project with a VERIFIED domain (DKIM key) and, unless `campaign` is false, a SENDING campaign. */
@@ -248,7 +221,7 @@ async function main() {
   if (!(await tcpAccepts(pgUrl.hostname, Number(pgUrl.port || 5432)))) fail(`Postgres is not reachable at ${redactUrl(pgUrl)}`);
   await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
   await deleteRedisKeys(redisUrl, QUEUE_PREFIX);
-  sink = await startSink();
+  sink = await startCountingSink();
   await prepareDatabase();
   startWorkers();
   console.log(`bench: fair sending, ${WORKERS} worker processes at ${RATE}/s`);

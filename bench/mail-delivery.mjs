@@ -26,12 +26,21 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { SMTPServer } from 'smtp-server';
-import { REPO_ROOT, describeExit, entryPoint, missingEntryPoints, spawnNode, stopProcesses, withDatabase } from '../scripts/lib/apps.mjs';
+import {
+  REPO_ROOT,
+  describeExit,
+  entryPoint,
+  missingEntryPoints,
+  runMigrate,
+  spawnNode,
+  stopProcesses,
+  withDatabase,
+} from '../scripts/lib/apps.mjs';
 import { deleteRedisKeys, dropDatabase, withSqlClient } from '../scripts/lib/databases.mjs';
 import { redactUrl, redisPing, sleep, tcpAccepts } from '../scripts/lib/probes.mjs';
 import { cpuAccountingAvailable, cpuPerRequest, cpuSnapshot } from './lib/cpu-accounting.mjs';
 import { formatSummary, profiledEnv, summarizeProfile, takeProfile } from './lib/cpu-profile-summary.mjs';
+import { startCountingSink } from './lib/counting-smtp-sink.mjs';
 import { writeBenchResult } from './lib/results.mjs';
 import { fail, runBenchScript } from './lib/run-script.mjs';
 
@@ -64,50 +73,14 @@ let accountingRedis;
 
 const withClient = withSqlClient;
 
-/** The sink: accepts everything, records the receive time of each message, parses nothing. */
-async function startSink() {
-  const received = [];
-  const state = { total: 0 };
-  const server = new SMTPServer({
-    secure: false,
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    closeTimeout: 1000,
-    maxClients: 1000,
-    onData(stream, _session, callback) {
-      stream.on('data', () => undefined);
-      stream.on('end', () => {
-        received.push(Date.now());
-        state.total += 1;
-        callback(null, 'OK');
-      });
-    },
-  });
-  server.on('error', () => undefined);
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `smtp://127.0.0.1:${server.server.address().port}`,
-    received,
-    /** Messages received since the start (never reset, unlike `received`). */
-    get total() {
-      return state.total;
-    },
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
 /** Fresh database (migrated by the app's own command), a project and a VERIFIED domain with a DKIM key. */
 async function prepareDatabase() {
   await dropDatabase(databaseUrl);
-  const migrate = spawnNode('mail-migrate', entryPoint('mail', 'migrate'), {
-    ...process.env,
-    MAIL_DATABASE_URL: databaseUrl,
-    LOG_LEVEL: 'warn',
-  });
-  children.push(migrate);
-  const migrated = await migrate.exited;
-  if (migrated.code !== 0) fail(`migrations ${describeExit(migrated)} (output above)`);
+  await runMigrate(
+    'mail',
+    { ...process.env, MAIL_DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    { label: 'mail-migrate', track: children },
+  );
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   return withClient(databaseUrl, async (c) => {
@@ -392,7 +365,7 @@ async function main() {
   await redisPing(redisUrl).catch((err) => fail(`Redis does not answer at ${redactUrl(redisUrl)} (${err.message})`));
   await deleteRedisKeys(redisUrl, QUEUE_PREFIX);
   accountingRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  sink = await startSink();
+  sink = await startCountingSink((at) => at);
   const { projectId, privateKey } = await prepareDatabase();
   console.log(`bench: ${WORKERS} worker processes, send concurrency ${CONCURRENCY} and SMTP pool ${POOL_SIZE} per worker`);
 

@@ -5,7 +5,6 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { SMTPServer } from 'smtp-server';
 import {
   entryPoint,
   requirePrerequisites,
@@ -17,6 +16,7 @@ import {
 } from '../../scripts/lib/apps.mjs';
 import { deleteRedisKeys, dropDatabase, withSqlClient } from '../../scripts/lib/databases.mjs';
 import { freePort, sleep, waitUntil } from '../../scripts/lib/probes.mjs';
+import { startCountingSink } from '../lib/counting-smtp-sink.mjs';
 import { fail } from '../lib/run-script.mjs';
 
 export const DOMAIN = 'bench.example.com';
@@ -188,29 +188,6 @@ export function benchEnvironment(name) {
     deleteQueueKeys,
     cleanup,
   };
-}
-
-/** Accepts everything, records each message's recipient and receive time, parses nothing. */
-export async function startCountingSink() {
-  const received = [];
-  const server = new SMTPServer({
-    secure: false,
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    closeTimeout: 1000,
-    maxClients: 1000,
-    onData(stream, session, callback) {
-      stream.on('data', () => undefined);
-      stream.on('end', () => {
-        received.push({ at: Date.now(), to: session.envelope.rcptTo[0]?.address ?? '' });
-        callback(null, 'OK');
-      });
-    },
-  });
-  server.on('error', () => undefined);
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `smtp://127.0.0.1:${server.server.address().port}`, received, close: () => new Promise((r) => server.close(r)) };
 }
 
 /** Resident set size of a process in MB (Linux /proc), or null once it is gone. */

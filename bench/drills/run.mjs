@@ -96,6 +96,20 @@ async function startCampaign(base, from) {
   return created.data.id;
 }
 
+/**
+ * The setup of the Redis drills: a private Redis (the drill kills it), the SMTP sink, the mail API on
+ * them with `extra` (a short sweep), `contacts` seeded with a verified sender, and one mail worker.
+ */
+async function onPrivateRedis(extra, contacts) {
+  const redis = await privateRedis();
+  const sink = await smtpSink();
+  const env = await mailEnvironment({ pgBase: SHARED_PG, redisUrl: redis.url, smtpUrl: sink.url, extra });
+  const base = await startMailApi(env);
+  const { from } = await seedAudience(env, contacts);
+  startMailWorker(await workerEnv(env));
+  return { redis, sink, env, base, from };
+}
+
 const DRILLS = {
   /** A worker SIGKILLed mid-campaign; a second worker finishes it. */
   async 'campaign-kill'() {
@@ -127,17 +141,7 @@ const DRILLS = {
 
   /** Redis killed (its data gone) mid-campaign and started again empty: Postgres rebuilds the work. */
   async 'redis-campaign'() {
-    const redis = await privateRedis();
-    const sink = await smtpSink();
-    const env = await mailEnvironment({
-      pgBase: SHARED_PG,
-      redisUrl: redis.url,
-      smtpUrl: sink.url,
-      extra: { MAIL_CAMPAIGN_SWEEP_SECONDS: '2' },
-    });
-    const base = await startMailApi(env);
-    const { from } = await seedAudience(env, CONTACTS);
-    startMailWorker(await workerEnv(env));
+    const { redis, sink, env, base, from } = await onPrivateRedis({ MAIL_CAMPAIGN_SWEEP_SECONDS: '2' }, CONTACTS);
     const id = await startCampaign(base, from);
     await waitUntil(async () => sink.total() >= CONTACTS / 3, 120_000, 20);
     const before = await midSend(env, sink, CONTACTS);
@@ -159,17 +163,7 @@ const DRILLS = {
 
   /** Redis killed while executions wait in a DELAY: every execution still sends its one email. */
   async 'redis-workflow'() {
-    const redis = await privateRedis();
-    const sink = await smtpSink();
-    const env = await mailEnvironment({
-      pgBase: SHARED_PG,
-      redisUrl: redis.url,
-      smtpUrl: sink.url,
-      extra: { MAIL_WORKFLOW_SWEEP_SECONDS: '2' },
-    });
-    const base = await startMailApi(env);
-    const { from } = await seedAudience(env, 0);
-    startMailWorker(await workerEnv(env));
+    const { redis, sink, env, base, from } = await onPrivateRedis({ MAIL_WORKFLOW_SWEEP_SECONDS: '2' }, 0);
     const template = await api(base, 'POST', '/templates', { name: 'wf', subject: 'Welcome {{email}}', body: '<p>hi</p>', from });
     await api(base, 'POST', '/workflows', {
       name: 'drill',

@@ -1,15 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import {
-  fuzzCoverageGaps,
-  fuzzSelfTestMisses,
-  FuzzSelfTestModule,
-  fuzzWholeApp,
-  type FuzzOperation,
-  type FuzzResponse,
-  type OpenApiDocument,
-} from '@app/service-kit/testing';
+import { fuzzCoverageGaps, fuzzSelfTestMisses, FuzzSelfTestModule, fuzzWholeApp } from '@app/service-kit/testing';
+import type { FuzzOperation, FuzzResponse, OpenApiDocument } from '@app/service-kit/testing';
 import { TrackingLinks } from '../src/modules/engagement/tracking-links.js';
 import { UnsubscribeLinks } from '../src/modules/unsubscribe/unsubscribe-links.js';
 import { insertEmails, insertVerifiedDomain } from './support/delivery-fixtures.js';

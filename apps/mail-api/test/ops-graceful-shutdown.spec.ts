@@ -1,19 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import { QueueService } from '@app/service-kit';
-import { freePort, parsePrometheusText, startNodeProcess, waitFor, type NodeProcess } from '@app/service-kit/testing';
+import { connectionRefused, freePort, parsePrometheusText, waitFor, type NodeProcess } from '@app/service-kit/testing';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { emailRows, insertEmails, insertVerifiedDomain, waitForStatus } from './support/delivery-fixtures.js';
 import { createProject } from './support/mail-api-helpers.js';
 import { createMailTestEnv, startMailApp, type MailTestApp, type MailTestEnv } from './support/mail-test-app.js';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
-import { startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
+import { startApiProcess, startWorkerProcess, workerEnv, type WorkerProcess } from './support/worker-process.js';
 
-const API_ENTRY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
 const SECRET_KEY = `sk_${randomBytes(24).toString('hex')}`;
 const PUBLIC_KEY = `pk_${randomBytes(24).toString('hex')}`;
 const LOAD_CONNECTIONS = 24;
@@ -77,39 +74,54 @@ function postTrack(agent: http.Agent, port: number, email: string, afterSignal: 
 }
 
 /**
+ * For the calling describe block: a fresh test env (database, Redis prefix) and `start`, which runs
+ * the compiled API (`dist/main.js`) on `port` with the test's project keys and waits until it
+ * listens; a process still running after the block is killed, then the env is dropped.
+ */
+function keyedApiSuite(): { env: () => MailTestEnv; start: (port: number, overrides?: Record<string, string>) => Promise<NodeProcess> } {
+  let env: MailTestEnv | undefined;
+  let api: NodeProcess | undefined;
+  beforeAll(async () => {
+    env = await createMailTestEnv();
+  });
+  afterAll(async () => {
+    await api?.kill('SIGKILL');
+    await env?.cleanup();
+  });
+  const started = () => {
+    if (!env) throw new Error('keyedApiSuite: read inside a test, after beforeAll created the env');
+    return env;
+  };
+  return {
+    env: started,
+    start: async (port, overrides = {}) => {
+      api = startApiProcess(
+        'mail-api',
+        workerEnv(started().config, {
+          MAIL_PORT: String(port),
+          MAIL_BOOTSTRAP_SECRET_KEY: SECRET_KEY,
+          MAIL_BOOTSTRAP_PUBLIC_KEY: PUBLIC_KEY,
+          ...overrides,
+        }),
+      );
+      await api.ready;
+      return api;
+    },
+  };
+}
+
+/**
  * Graceful shutdown of the real entry points (`dist/main.js`, `dist/worker.js`) under SIGTERM:
  * the API drains what it accepted while under load, the worker finishes what it started mid-batch
  * and a second worker sends the rest, each email exactly once.
  */
 describe('graceful shutdown under SIGTERM', () => {
   describe('the API under load', () => {
-    let env: MailTestEnv;
-    let api: NodeProcess | undefined;
-    beforeAll(async () => {
-      env = await createMailTestEnv();
-    });
-    afterAll(async () => {
-      await api?.kill('SIGKILL');
-      await env?.cleanup();
-    });
+    const suite = keyedApiSuite();
 
     it('answers every request it accepted in full, and none of them is lost or reset', async () => {
       const port = await freePort();
-      api = startNodeProcess('mail-api', {
-        entry: API_ENTRY,
-        cwd: path.dirname(path.dirname(API_ENTRY)),
-        env: {
-          ...workerEnv(env.config, {
-            MAIL_PORT: String(port),
-            MAIL_BOOTSTRAP_SECRET_KEY: SECRET_KEY,
-            MAIL_BOOTSTRAP_PUBLIC_KEY: PUBLIC_KEY,
-            MAIL_RATE_LIMIT_PER_MINUTE: '10000000',
-          }),
-        },
-        readyWhen: 'mail-api listening on',
-        buildHint: 'npm run build -w mail-api',
-      });
-      await api.ready;
+      const api = await suite.start(port, { MAIL_RATE_LIMIT_PER_MINUTE: '10000000' });
 
       const agent = new http.Agent({ keepAlive: true, maxSockets: LOAD_CONNECTIONS });
       const outcomes: Outcome[] = [];
@@ -153,7 +165,7 @@ describe('graceful shutdown under SIGTERM', () => {
       expect(failed.filter((o) => !refusedBeforeAcceptance(o))).toEqual([]);
 
       // Postgres says which requests the server accepted: each one is a contact.
-      const db = new DataSource({ type: 'postgres', url: env.config.databaseUrl });
+      const db = new DataSource({ type: 'postgres', url: suite.env().config.databaseUrl });
       await db.initialize();
       try {
         const rows = await db.query<{ email: string }[]>(`SELECT email FROM contacts WHERE email LIKE '%@load.example.com'`);
@@ -170,15 +182,7 @@ describe('graceful shutdown under SIGTERM', () => {
   });
 
   describe('the API with a request held inside its handler', () => {
-    let env: MailTestEnv;
-    let api: NodeProcess | undefined;
-    beforeAll(async () => {
-      env = await createMailTestEnv();
-    });
-    afterAll(async () => {
-      await api?.kill('SIGKILL');
-      await env?.cleanup();
-    });
+    const suite = keyedApiSuite();
 
     /** POST /v1/track with our own request id; answers the status, the echoed id and the body. */
     async function track(
@@ -194,34 +198,9 @@ describe('graceful shutdown under SIGTERM', () => {
       return { status: res.status, requestId: res.headers.get('x-request-id'), body: await res.json() };
     }
 
-    /** True once a new connection to the port is refused: the server closed its listener (it got the signal). */
-    function refused(port: number): Promise<boolean> {
-      return new Promise((resolve) => {
-        const req = http.request({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
-          res.resume();
-          resolve(false);
-        });
-        req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
-        req.end();
-      });
-    }
-
     it('answers 200 and stores a request held by a Postgres lock across SIGTERM; the logged request ids are the answered ones', async () => {
       const port = await freePort();
-      api = startNodeProcess('mail-api', {
-        entry: API_ENTRY,
-        cwd: path.dirname(path.dirname(API_ENTRY)),
-        env: {
-          ...workerEnv(env.config, {
-            MAIL_PORT: String(port),
-            MAIL_BOOTSTRAP_SECRET_KEY: SECRET_KEY,
-            MAIL_BOOTSTRAP_PUBLIC_KEY: PUBLIC_KEY,
-          }),
-        },
-        readyWhen: 'mail-api listening on',
-        buildHint: 'npm run build -w mail-api',
-      });
-      await api.ready;
+      const api = await suite.start(port);
       const email = `held-${randomUUID().slice(0, 8)}@hold.example.com`;
       const answers = [
         await track(port, email, randomUUID()),
@@ -231,7 +210,7 @@ describe('graceful shutdown under SIGTERM', () => {
 
       // The test holds the contact's row lock: the next track of that contact (an upsert of its data)
       // waits inside its handler, on Postgres, until the lock is released.
-      const db = new DataSource({ type: 'postgres', url: env.config.databaseUrl });
+      const db = new DataSource({ type: 'postgres', url: suite.env().config.databaseUrl });
       await db.initialize();
       const lock = db.createQueryRunner();
       try {
@@ -253,7 +232,11 @@ describe('graceful shutdown under SIGTERM', () => {
         );
         api.child.kill('SIGTERM');
         // The server got the signal while the request is held: its listener is closed.
-        await waitFor(async () => ((await refused(port)) ? true : null), 20_000, 'the listener to close after SIGTERM');
+        await waitFor(
+          async () => ((await connectionRefused(`http://127.0.0.1:${port}`)) ? true : null),
+          20_000,
+          'the listener to close after SIGTERM',
+        );
         await lock.commitTransaction();
         const heldAnswer = await held;
         expect(heldAnswer).toMatchObject({ status: 200, requestId: heldId, body: { success: true } });

@@ -3,7 +3,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { QueueService } from '@app/service-kit';
-import { findSamples, launchChromium, parsePrometheusText, sampleValue, type HeadlessChromium } from '@app/service-kit/testing';
+import { findSamples, parsePrometheusText, sampleValue } from '@app/service-kit/testing';
+import { chromiumForSuite } from '@app/service-kit/testing/jest';
 import { insertContact, insertEmails } from './support/delivery-fixtures.js';
 import { bearer, createProject, expectMailError } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
@@ -160,13 +161,7 @@ describe('mail-api operations: metrics and the queue dashboard', () => {
   });
 
   describe('in Chromium', () => {
-    let chromium: HeadlessChromium;
-    beforeAll(async () => {
-      chromium = await launchChromium();
-    }, 60_000);
-    afterAll(async () => {
-      await chromium?.close();
-    });
+    const chromium = chromiumForSuite();
 
     it('renders the queue dashboard after the Basic prompt, and nothing without it', async () => {
       // Without credentials the browser gets the 401 challenge and nothing to render (headless

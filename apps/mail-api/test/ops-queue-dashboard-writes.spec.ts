@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { freePort, launchChromium, startNodeProcess, waitFor, type HeadlessChromium, type NodeProcess } from '@app/service-kit/testing';
+import { freePort, startNodeProcess, waitFor, type NodeProcess } from '@app/service-kit/testing';
+import { chromiumForSuite } from '@app/service-kit/testing/jest';
 import { expectMailError } from './support/mail-api-helpers.js';
 import { createMailTestEnv, type MailTestEnv } from './support/mail-test-app.js';
 import { workerEnv } from './support/worker-process.js';
@@ -150,13 +151,9 @@ describe('mail-api queue dashboard: read-only by default, allowlisted and logged
   });
 
   describe('in Chromium', () => {
-    let chromium: HeadlessChromium;
+    const chromium = chromiumForSuite();
     beforeAll(async () => {
-      chromium = await launchChromium();
       await queue.add('later-again', {}, { delay: 3_600_000 });
-    }, 60_000);
-    afterAll(async () => {
-      await chromium?.close();
     });
 
     /** The visible buttons and menu items of the queue's delayed-jobs page, as the token sees it. */

@@ -1,55 +1,40 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
-import { Factories } from './support/factories.js';
-import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
-import { undoRedoClient, type AuthHeaders } from './support/undo-redo.js';
+import { commandSpecApp, type AuthHeaders } from './support/undo-redo.js';
 
 const MANAGER = ['auth.*', 'audit_logs.*'];
 
 describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', () => {
-  let t: PlatformTestApp;
-  let f: Factories;
-  let ds: DataSource;
-
-  beforeAll(async () => {
-    t = await startPlatformApp();
-    f = Factories.of(t);
-    ds = t.app.get(DataSource);
-  });
-  afterAll(async () => {
-    await t.close();
-  });
-
-  /** A manager of its own fresh tenant, so "the caller's latest entry" is never another test's. */
-  const manager = () => f.loggedInUser(t, { features: MANAGER });
-  const undo = (auth: AuthHeaders, undoToken: string) => undoRedoClient(t).undo(auth, undoToken);
-  const redo = (auth: AuthHeaders, logId: string) => undoRedoClient(t).redo(auth, logId);
-  const lastEntry = (actorId: string) => undoRedoClient(t).lastEntry(actorId);
+  const spec = commandSpecApp(MANAGER);
+  const { manager, undo, redo, lastEntry } = spec;
   const roleAcls = (roleId: string) =>
-    ds.query(
+    spec.ds.query(
       'SELECT id, tenant_id, is_super_admin, features, organizations, created_at FROM role_acls WHERE role_id = $1 ORDER BY tenant_id',
       [roleId],
     );
   const userAcl = async (userId: string) =>
     (
-      await ds.query('SELECT id, tenant_id, is_super_admin, features, organizations, created_at FROM user_acls WHERE user_id = $1', [
+      await spec.ds.query('SELECT id, tenant_id, is_super_admin, features, organizations, created_at FROM user_acls WHERE user_id = $1', [
         userId,
       ])
     )[0] ?? null;
   const granted = async (auth: AuthHeaders, features: string[]) =>
-    (await request(t.url).post('/auth/feature-check').set(auth).send({ features }).expect(200)).body.granted;
+    (await request(spec.t.url).post('/auth/feature-check').set(auth).send({ features }).expect(200)).body.granted;
 
   describe('PUT /auth/roles/acl (auth.roles.acl.update)', () => {
     it('X-Undo-Token; the entry records the role’s ACLs before and after; undo restores the exact rows, redo re-applies', async () => {
       const m = await manager();
-      const role = await f.role(m.tenant.id, { features: ['auth.users.list'] });
-      const holder = await f.loggedInUser(t, { features: [] }, m.tenant);
-      await ds.query('INSERT INTO user_roles (user_id, role_id, tenant_id) VALUES ($1, $2, $3)', [holder.user.id, role.id, m.tenant.id]);
+      const role = await spec.f.role(m.tenant.id, { features: ['auth.users.list'] });
+      const holder = await spec.f.loggedInUser(spec.t, { features: [] }, m.tenant);
+      await spec.ds.query('INSERT INTO user_roles (user_id, role_id, tenant_id) VALUES ($1, $2, $3)', [
+        holder.user.id,
+        role.id,
+        m.tenant.id,
+      ]);
       const before = await roleAcls(role.id);
       expect(await granted(holder.auth, ['auth.users.list', 'auth.roles.list'])).toEqual(['auth.users.list']);
 
-      const res = await request(t.url)
+      const res = await request(spec.t.url)
         .put('/auth/roles/acl')
         .set(m.auth)
         .send({ roleId: role.id, features: ['auth.users.list', 'auth.roles.list'], organizations: [m.tenant.organizationId] })
@@ -95,8 +80,8 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
 
     it('a role without an ACL in the tenant: undo removes the ACL row the PUT created; the name and members are untouched', async () => {
       const m = await manager();
-      const [role] = await ds.query('INSERT INTO roles (tenant_id, name) VALUES ($1, $2) RETURNING id', [m.tenant.id, 'no acl yet']);
-      const res = await request(t.url)
+      const [role] = await spec.ds.query('INSERT INTO roles (tenant_id, name) VALUES ($1, $2) RETURNING id', [m.tenant.id, 'no acl yet']);
+      const res = await request(spec.t.url)
         .put('/auth/roles/acl')
         .set(m.auth)
         .send({ roleId: role.id, features: ['auth.users.list'] })
@@ -104,20 +89,21 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
       expect(await roleAcls(role.id)).toHaveLength(1);
       await undo(m.auth, res.headers['x-undo-token']).expect(200);
       expect(await roleAcls(role.id)).toEqual([]);
-      expect((await ds.query('SELECT name FROM roles WHERE id = $1', [role.id]))[0].name).toBe('no acl yet');
+      expect((await spec.ds.query('SELECT name FROM roles WHERE id = $1', [role.id]))[0].name).toBe('no acl yet');
     });
 
     it('refused requests (403 beyond the grant boundary, 404) record nothing and carry no token', async () => {
       const m = await manager();
-      const role = await f.role(m.tenant.id, { features: [] });
-      const count = async () => (await ds.query('SELECT count(*)::int AS n FROM action_logs WHERE actor_user_id = $1', [m.user.id]))[0].n;
-      const res = await request(t.url)
+      const role = await spec.f.role(m.tenant.id, { features: [] });
+      const count = async () =>
+        (await spec.ds.query('SELECT count(*)::int AS n FROM action_logs WHERE actor_user_id = $1', [m.user.id]))[0].n;
+      const res = await request(spec.t.url)
         .put('/auth/roles/acl')
         .set(m.auth)
         .send({ roleId: role.id, features: ['billing.view'] })
         .expect(403);
       expect(res.headers['x-undo-token']).toBeUndefined();
-      await request(t.url)
+      await request(spec.t.url)
         .put('/auth/roles/acl')
         .set(m.auth)
         .send({ roleId: '5b6c9a8e-1f2d-4c3b-9a7e-0d1c2b3a4f5e', features: [] })
@@ -127,13 +113,13 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
 
     it('an undo is refused (400) when the ACL changed since, and changes nothing', async () => {
       const m = await manager();
-      const role = await f.role(m.tenant.id, { features: ['auth.users.list'] });
-      const res = await request(t.url)
+      const role = await spec.f.role(m.tenant.id, { features: ['auth.users.list'] });
+      const res = await request(spec.t.url)
         .put('/auth/roles/acl')
         .set(m.auth)
         .send({ roleId: role.id, features: ['auth.roles.list'] })
         .expect(200);
-      await ds.query(`UPDATE role_acls SET features = '{auth.acl.manage}' WHERE role_id = $1`, [role.id]);
+      await spec.ds.query(`UPDATE role_acls SET features = '{auth.acl.manage}' WHERE role_id = $1`, [role.id]);
       await undo(m.auth, res.headers['x-undo-token']).expect(400);
       expect((await roleAcls(role.id))[0].features).toEqual(['auth.acl.manage']);
     });
@@ -142,10 +128,10 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
   describe('PUT /auth/users/acl (auth.users.acl.update)', () => {
     it('creating a custom ACL: undo removes it (role ACLs apply again), redo brings it back; a child entry of the user', async () => {
       const m = await manager();
-      const role = await f.role(m.tenant.id, { features: ['auth.users.list'] });
-      const target = await f.user(m.tenant, { roleIds: [role.id] });
+      const role = await spec.f.role(m.tenant.id, { features: ['auth.users.list'] });
+      const target = await spec.f.user(m.tenant, { roleIds: [role.id] });
 
-      const res = await request(t.url)
+      const res = await request(spec.t.url)
         .put('/auth/users/acl')
         .set(m.auth)
         .send({ userId: target.id, features: ['auth.roles.list', 'auth.acl.manage'], organizations: [m.tenant.organizationId] })
@@ -177,7 +163,7 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
 
       const undone = await undo(m.auth, token).expect(200);
       expect(await userAcl(target.id)).toBeNull();
-      const acl = await request(t.url).get('/auth/users/acl').set(m.auth).query({ userId: target.id }).expect(200);
+      const acl = await request(spec.t.url).get('/auth/users/acl').set(m.auth).query({ userId: target.id }).expect(200);
       expect(acl.body).toMatchObject({ hasCustomAcl: false });
 
       const redone = await redo(m.auth, undone.body.logId).expect(200);
@@ -188,8 +174,8 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
 
     it('changing an ACL (sanitized, features in stored order) and removing one: each undo restores the prior row exactly', async () => {
       const m = await manager();
-      const target = await f.user(m.tenant);
-      await ds.query('INSERT INTO user_acls (tenant_id, user_id, features, organizations) VALUES ($1, $2, $3, NULL)', [
+      const target = await spec.f.user(m.tenant);
+      await spec.ds.query('INSERT INTO user_acls (tenant_id, user_id, features, organizations) VALUES ($1, $2, $3, NULL)', [
         m.tenant.id,
         target.id,
         ['auth.users.list', 'auth.roles.list'],
@@ -197,7 +183,7 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
       const original = await userAcl(target.id);
 
       // billing.view is beyond the caller: dropped, sanitized, and the write is still undoable.
-      const changed = await request(t.url)
+      const changed = await request(spec.t.url)
         .put('/auth/users/acl')
         .set(m.auth)
         .send({ userId: target.id, features: ['auth.acl.manage', 'billing.view'] })
@@ -211,7 +197,7 @@ describe('commands: PUT /auth/roles/acl and PUT /auth/users/acl are undoable', (
       expect(await userAcl(target.id)).toEqual(original);
 
       // features: [] removes the ACL; its undo puts the same values back.
-      const emptied = await request(t.url).put('/auth/users/acl').set(m.auth).send({ userId: target.id, features: [] }).expect(200);
+      const emptied = await request(spec.t.url).put('/auth/users/acl').set(m.auth).send({ userId: target.id, features: [] }).expect(200);
       expect(await userAcl(target.id)).toBeNull();
       await undo(m.auth, emptied.headers['x-undo-token']).expect(200);
       expect({ ...(await userAcl(target.id)), id: undefined, created_at: undefined }).toEqual({

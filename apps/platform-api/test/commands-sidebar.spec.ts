@@ -1,9 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
-import { Factories } from './support/factories.js';
-import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
-import { undoRedoClient, type AuthHeaders } from './support/undo-redo.js';
+import { commandSpecApp, type AuthHeaders } from './support/undo-redo.js';
 
 const MANAGER = ['auth.sidebar.manage', 'audit_logs.*'];
 
@@ -17,37 +14,22 @@ const settings = (hidden: string[]) => ({
 });
 
 describe('commands: sidebar preferences and variants are undoable', () => {
-  let t: PlatformTestApp;
-  let f: Factories;
-  let ds: DataSource;
-
-  beforeAll(async () => {
-    t = await startPlatformApp();
-    f = Factories.of(t);
-    ds = t.app.get(DataSource);
-  });
-  afterAll(async () => {
-    await t.close();
-  });
-
-  const manager = () => f.loggedInUser(t, { features: MANAGER });
-  const undo = (auth: AuthHeaders, undoToken: string) => undoRedoClient(t).undo(auth, undoToken);
-  const redo = (auth: AuthHeaders, logId: string) => undoRedoClient(t).redo(auth, logId);
-  const lastEntry = (actorId: string) => undoRedoClient(t).lastEntry(actorId);
+  const spec = commandSpecApp(MANAGER);
+  const { manager, undo, redo, lastEntry } = spec;
   /** Every preference row of the tenant, as stored (ids, and timestamps as text: to the microsecond). */
   const preferenceRows = (tenantId: string) =>
-    ds.query(
+    spec.ds.query(
       `SELECT id, scope, user_id, role_id, locale, settings, created_at::text FROM sidebar_preferences
         WHERE tenant_id = $1 ORDER BY scope, user_id, role_id, locale`,
       [tenantId],
     );
   const variantRows = (userId: string) =>
-    ds.query(
+    spec.ds.query(
       'SELECT id, name, is_active, settings, created_at::text, updated_at::text FROM sidebar_variants WHERE user_id = $1 ORDER BY created_at, id',
       [userId],
     );
   const putPreferences = (auth: AuthHeaders, body: object) =>
-    request(t.url).put('/auth/sidebar/preferences').set(auth).send(body).expect(200);
+    request(spec.t.url).put('/auth/sidebar/preferences').set(auth).send(body).expect(200);
 
   describe('PUT /auth/sidebar/preferences (auth.sidebar.preferences.update)', () => {
     it('user scope, first save: undo removes the row, redo saves it again', async () => {
@@ -70,7 +52,7 @@ describe('commands: sidebar preferences and variants are undoable', () => {
 
       const undone = await undo(m.auth, token).expect(200);
       expect(await preferenceRows(m.tenant.id)).toEqual([]);
-      expect((await request(t.url).get('/auth/sidebar/preferences').set(m.auth).expect(200)).body.settings).toEqual(settings([]));
+      expect((await request(spec.t.url).get('/auth/sidebar/preferences').set(m.auth).expect(200)).body.settings).toEqual(settings([]));
 
       await redo(m.auth, undone.body.logId).expect(200);
       const rows = await preferenceRows(m.tenant.id);
@@ -80,8 +62,8 @@ describe('commands: sidebar preferences and variants are undoable', () => {
 
     it('user scope with applyToRoles and clearRoleIds: one undo restores the user row and both role rows exactly', async () => {
       const m = await manager();
-      const applied = await f.role(m.tenant.id);
-      const cleared = await f.role(m.tenant.id);
+      const applied = await spec.f.role(m.tenant.id);
+      const cleared = await spec.f.role(m.tenant.id);
       await putPreferences(m.auth, { settings: { hiddenItems: ['old'] } });
       await putPreferences(m.auth, { scope: { type: 'role', roleId: cleared.id }, settings: { hiddenItems: ['cleared'] } });
       const before = await preferenceRows(m.tenant.id);
@@ -120,7 +102,7 @@ describe('commands: sidebar preferences and variants are undoable', () => {
 
     it('role scope: undo restores the role’s previous settings', async () => {
       const m = await manager();
-      const role = await f.role(m.tenant.id);
+      const role = await spec.f.role(m.tenant.id);
       await putPreferences(m.auth, { scope: { type: 'role', roleId: role.id }, settings: { hiddenItems: ['one'] } });
       const before = await preferenceRows(m.tenant.id);
       const res = await putPreferences(m.auth, {
@@ -137,7 +119,7 @@ describe('commands: sidebar preferences and variants are undoable', () => {
 
     it('a 404 (unknown role) records nothing', async () => {
       const m = await manager();
-      await request(t.url)
+      await request(spec.t.url)
         .put('/auth/sidebar/preferences')
         .set(m.auth)
         .send({ settings: {}, applyToRoles: ['5b6c9a8e-1f2d-4c3b-9a7e-0d1c2b3a4f5e'] })
@@ -149,11 +131,11 @@ describe('commands: sidebar preferences and variants are undoable', () => {
   describe('DELETE /auth/sidebar/preferences (auth.sidebar.preferences.delete)', () => {
     it('undo brings the role’s row back with its settings and creation time; redo removes it again', async () => {
       const m = await manager();
-      const role = await f.role(m.tenant.id);
+      const role = await spec.f.role(m.tenant.id);
       await putPreferences(m.auth, { scope: { type: 'role', roleId: role.id }, settings: { hiddenItems: ['kept'] } });
       const before = await preferenceRows(m.tenant.id);
 
-      const res = await request(t.url).delete('/auth/sidebar/preferences').set(m.auth).query({ roleId: role.id }).expect(200);
+      const res = await request(spec.t.url).delete('/auth/sidebar/preferences').set(m.auth).query({ roleId: role.id }).expect(200);
       expect(res.body).toEqual({ ok: true, scope: { type: 'role', roleId: role.id } });
       expect(await lastEntry(m.user.id)).toMatchObject({
         command_id: 'auth.sidebar.preferences.delete',
@@ -177,7 +159,7 @@ describe('commands: sidebar preferences and variants are undoable', () => {
   describe('POST /auth/sidebar/variants (auth.sidebar.variants.create)', () => {
     it('undo deletes the new variant and re-activates the one it deactivated, exactly; redo brings the same variant back', async () => {
       const m = await manager();
-      await request(t.url)
+      await request(spec.t.url)
         .post('/auth/sidebar/variants')
         .set(m.auth)
         .send({ name: 'First', isActive: true, settings: { hiddenItems: ['x'] } })
@@ -185,7 +167,7 @@ describe('commands: sidebar preferences and variants are undoable', () => {
       const before = await variantRows(m.user.id);
       expect(before).toMatchObject([{ name: 'First', is_active: true, updated_at: null }]);
 
-      const res = await request(t.url).post('/auth/sidebar/variants').set(m.auth).send({ isActive: true }).expect(200);
+      const res = await request(spec.t.url).post('/auth/sidebar/variants').set(m.auth).send({ isActive: true }).expect(200);
       expect(res.body.variant).toMatchObject({ name: 'My preferences', isActive: true });
       const token = res.headers['x-undo-token'];
       expect(token).toEqual(expect.any(String));
@@ -205,7 +187,7 @@ describe('commands: sidebar preferences and variants are undoable', () => {
 
       const undone = await undo(m.auth, token).expect(200);
       expect(await variantRows(m.user.id)).toEqual(before); // updated_at back to null, timestamps to the microsecond
-      const listed = await request(t.url).get('/auth/sidebar/variants').set(m.auth).expect(200);
+      const listed = await request(spec.t.url).get('/auth/sidebar/variants').set(m.auth).expect(200);
       expect(listed.body.variants).toMatchObject([{ name: 'First', isActive: true }]);
 
       await redo(m.auth, undone.body.logId).expect(200);
@@ -214,7 +196,7 @@ describe('commands: sidebar preferences and variants are undoable', () => {
 
     it('the first variant: undo leaves the set empty', async () => {
       const m = await manager();
-      const res = await request(t.url).post('/auth/sidebar/variants').set(m.auth).send({}).expect(200);
+      const res = await request(spec.t.url).post('/auth/sidebar/variants').set(m.auth).send({}).expect(200);
       expect((await lastEntry(m.user.id)).snapshot_before).toBeNull();
       await undo(m.auth, res.headers['x-undo-token']).expect(200);
       expect(await variantRows(m.user.id)).toEqual([]);

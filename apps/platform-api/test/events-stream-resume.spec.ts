@@ -1,12 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
-import { listen } from '@app/service-kit';
 import { EventBus, type EmittedEvent } from '../src/core/events/event-bus.service.js';
 import { JOURNAL_MAX_EVENTS } from '../src/core/events/event-journal.js';
-import { createPlatformHttpApp } from '../src/http-setup.js';
-import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
+import { secondInstance, streamAudience } from './support/stream-audience.js';
 import { connectSse, type SseClient, type SseFrame } from './support/sse-client.js';
 
 type Auth = Record<string, string>;
@@ -20,7 +18,6 @@ describe('events: resuming GET /events/stream with Last-Event-ID', () => {
   let a: PlatformTestApp;
   let b: NestExpressApplication;
   let bUrl: string;
-  let f: Factories;
   let tenant: { id: string; organizationId: string };
   let sender: Auth;
   let alice: { auth: Auth; id: string };
@@ -30,17 +27,8 @@ describe('events: resuming GET /events/stream with Last-Event-ID', () => {
 
   beforeAll(async () => {
     a = await startPlatformApp();
-    b = await createPlatformHttpApp(a.config);
-    bUrl = await listen(b, 0, '127.0.0.1');
-    f = Factories.of(a);
-    tenant = await f.tenant();
-    sender = (await f.loggedInUser(a, { features: ['notifications.create'] }, tenant)).auth;
-    const al = await f.loggedInUser(a, { features: [] }, tenant);
-    const bo = await f.loggedInUser(a, { features: [] }, tenant);
-    const ou = await f.loggedInUser(a, { features: ['notifications.create'] });
-    alice = { auth: al.auth, id: al.user.id };
-    bob = { auth: bo.auth, id: bo.user.id };
-    outsider = { auth: ou.auth, id: ou.user.id };
+    ({ b, bUrl } = await secondInstance(a));
+    ({ tenant, sender, alice, bob, outsider } = await streamAudience(a));
   });
   afterEach(() => {
     for (const c of clients.splice(0)) c.close();

@@ -12,6 +12,7 @@ import { WorkerModule } from '../src/worker.module.js';
 import { Factories, login } from './support/factories.js';
 import { waitFor } from './support/mail-api-stub.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
+import { secondInstance, streamAudience } from './support/stream-audience.js';
 import { connectSse, type SseClient, type SseFrame } from './support/sse-client.js';
 
 type Auth = Record<string, string>;
@@ -52,18 +53,9 @@ describe('events: GET /events/stream across instances', () => {
 
   beforeAll(async () => {
     a = await startPlatformApp();
-    b = await createPlatformHttpApp(a.config);
-    bUrl = await listen(b, 0, '127.0.0.1');
+    ({ b, bUrl } = await secondInstance(a));
     worker = await startInProcessWorker(WorkerModule.forRoot(a.config));
-    f = Factories.of(a);
-    tenant = await f.tenant();
-    sender = (await f.loggedInUser(a, { features: ['notifications.create'] }, tenant)).auth;
-    const al = await f.loggedInUser(a, { features: [] }, tenant);
-    const bo = await f.loggedInUser(a, { features: [] }, tenant);
-    const ou = await f.loggedInUser(a, { features: ['notifications.create'] });
-    alice = { auth: al.auth, id: al.user.id };
-    bob = { auth: bo.auth, id: bo.user.id };
-    outsider = { auth: ou.auth, id: ou.user.id, sender: ou.auth };
+    ({ f, tenant, sender, alice, bob, outsider } = await streamAudience(a));
   });
   afterAll(async () => {
     for (const c of clients) c.close();

@@ -2,15 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import {
-  fuzzCoverageGaps,
-  fuzzSelfTestMisses,
-  FuzzSelfTestModule,
-  fuzzWholeApp,
-  type FuzzOperation,
-  type FuzzResponse,
-  type OpenApiDocument,
-} from '@app/service-kit/testing';
+import { fuzzCoverageGaps, fuzzSelfTestMisses, FuzzSelfTestModule, fuzzWholeApp } from '@app/service-kit/testing';
+import type { FuzzOperation, FuzzResponse, OpenApiDocument } from '@app/service-kit/testing';
 import { AuthService } from '../src/modules/auth/auth.service.js';
 import { Factories, testIp } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';

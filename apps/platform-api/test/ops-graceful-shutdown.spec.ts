@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import { DataSource } from 'typeorm';
-import { waitFor } from '@app/service-kit/testing';
+import { connectionRefused, waitFor } from '@app/service-kit/testing';
 import { processEnv, startApiProcess, type ApiProcess } from './support/app-process.js';
 import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
@@ -10,17 +9,6 @@ import { connectSse } from './support/sse-client.js';
 
 /** The API's grace period after SIGTERM (a pod's terminationGracePeriodSeconds is 30 s). */
 const GRACE_MS = 20_000;
-
-/** True once a new connection to the URL is refused: the server closed its listener (it got the signal). */
-function refused(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = http.get(new URL('/healthz', url), { agent: false }, (res) => {
-      res.resume();
-      resolve(false);
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
-  });
-}
 
 /**
  * Issue #29, 4: SIGTERM to the real platform entry (`dist/main.js`) while a request is held inside its
@@ -82,7 +70,7 @@ describe('platform-api graceful shutdown with a request held and an SSE stream o
         'the held request waiting on the table lock',
       );
       b.child.kill('SIGTERM');
-      await waitFor(async () => ((await refused(b!.url)) ? true : null), 20_000, 'the listener to close after SIGTERM');
+      await waitFor(async () => ((await connectionRefused(b!.url)) ? true : null), 20_000, 'the listener to close after SIGTERM');
       await lock.commitTransaction();
       const heldAnswer = await held;
       expect(heldAnswer).toMatchObject({ status: 201, requestId: heldId, body: { id: expect.any(String) } });

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { QueueService } from '@app/service-kit';
-import { findSamples, launchChromium, parsePrometheusText, sampleValue, type HeadlessChromium } from '@app/service-kit/testing';
+import { findSamples, parsePrometheusText, sampleValue } from '@app/service-kit/testing';
+import { chromiumForSuite } from '@app/service-kit/testing/jest';
 import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
 
@@ -101,13 +102,7 @@ describe('platform-api operations: metrics and the queue dashboard', () => {
   });
 
   describe('in Chromium', () => {
-    let chromium: HeadlessChromium;
-    beforeAll(async () => {
-      chromium = await launchChromium();
-    }, 60_000);
-    afterAll(async () => {
-      await chromium?.close();
-    });
+    const chromium = chromiumForSuite();
 
     it("renders the queue dashboard with a super administrator's session cookie", async () => {
       const context = await chromium.browser.newContext();

@@ -1,12 +1,11 @@
 import { Transform, Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { ConfigError, defaultDataDir, devSecret, EnvVar, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
+import { ConfigError, defaultDataDir, devSecret, EnvVar, loadConfig } from '@app/service-kit';
+import { serviceConfigOf, ServiceEnvVar, type ServiceConfig } from '@app/service-kit';
 import { PUBLIC_KEY_PATTERN, SECRET_KEY_PATTERN } from '../core/auth/project-keys.js';
 
-const POSTGRES_URL = /^postgres(ql)?:\/\//;
-const REDIS_URL = /^rediss?:\/\//;
 const HTTP_URL = /^https?:\/\//;
 const SMTP_URL = /^smtps?:\/\//;
 
@@ -15,53 +14,28 @@ const SMTP_URL = /^smtps?:\/\//;
  * and its meaning: `npm run docs:config` writes docs/configuration.md from these declarations.
  */
 export class MailEnv {
-  @EnvVar('`production` requires the secrets (`MAIL_LINK_SECRET`, `MAIL_SECRETS_KEY`)')
-  @IsIn(['development', 'production', 'test'])
-  NODE_ENV = 'development';
-  @EnvVar('HTTP port') @Type(() => Number) @IsInt() @Min(0) @Max(65535) MAIL_PORT = 3001;
-  @EnvVar('created at start when missing') @Matches(POSTGRES_URL) MAIL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/mail';
-  @EnvVar('queues, caches, rate limits, pub/sub') @Matches(REDIS_URL) REDIS_URL = 'redis://127.0.0.1:6379';
-  @EnvVar('Redis key prefix of queues, caches and limits') @IsString() QUEUE_PREFIX = 'bull';
-  @EnvVar('pino level (`silent` .. `trace`)')
-  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-  LOG_LEVEL = 'info';
-  @EnvVar('local state: dev secrets, outbox, attachments', { default: '`<repo>/.data` (else `./.data`)' })
-  @IsString()
-  DATA_DIR = defaultDataDir();
-  @EnvVar('jobs a worker process runs at once') @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
-  @EnvVar("the mail worker's `/metrics`, `/healthz` and `/readyz` port (0: a free one, logged)")
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(65535)
-  MAIL_WORKER_METRICS_PORT = 9465;
-  @EnvVar('`GET /metrics` on the API and worker ports needs `Authorization: Bearer <token>` (401 otherwise); at least 24 characters', {
-    default: 'unset (open: keep the metrics ports off the ingress)',
-  })
-  @IsOptional()
-  @MinLength(24, { message: 'must be at least 24 characters' })
-  METRICS_TOKEN?: string;
-  @EnvVar('opens the queue dashboard `/admin/queues` (Bearer, or the password of Basic authentication); at least 24 characters', {
-    default: 'unset (no dashboard)',
-  })
-  @IsOptional()
-  @MinLength(24, { message: 'must be at least 24 characters' })
+  @ServiceEnvVar.nodeEnv('`MAIL_LINK_SECRET`, `MAIL_SECRETS_KEY`') NODE_ENV = 'development';
+  @ServiceEnvVar.port('HTTP port') MAIL_PORT = 3001;
+  @ServiceEnvVar.databaseUrl() MAIL_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/mail';
+  @ServiceEnvVar.redisUrl() REDIS_URL = 'redis://127.0.0.1:6379';
+  @ServiceEnvVar.queuePrefix() QUEUE_PREFIX = 'bull';
+  @ServiceEnvVar.logLevel() LOG_LEVEL = 'info';
+  @ServiceEnvVar.dataDir() DATA_DIR = defaultDataDir();
+  @ServiceEnvVar.workerConcurrency() WORKER_CONCURRENCY = 4;
+  @ServiceEnvVar.port("the mail worker's `/metrics`, `/healthz` and `/readyz` port (0: a free one, logged)") MAIL_WORKER_METRICS_PORT =
+    9465;
+  @ServiceEnvVar.metricsToken() METRICS_TOKEN?: string;
+  @ServiceEnvVar.token(
+    'opens the queue dashboard `/admin/queues` (Bearer, or the password of Basic authentication); at least 24 characters',
+    'unset (no dashboard)',
+  )
   MAIL_ADMIN_TOKEN?: string;
-  @EnvVar(
+  @ServiceEnvVar.token(
     'a second token that also opens the queue dashboard and may retry, promote and clean jobs (with `MAIL_ADMIN_TOKEN` alone it is read-only); at least 24 characters, different from `MAIL_ADMIN_TOKEN`',
-    { default: 'unset (read-only dashboard)' },
+    'unset (read-only dashboard)',
   )
-  @IsOptional()
-  @MinLength(24, { message: 'must be at least 24 characters' })
   MAIL_ADMIN_WRITE_TOKEN?: string;
-  @EnvVar(
-    'proxies allowed to set `X-Forwarded-For`: a hop count (`1` = one load balancer / ingress in front) or a comma list of ' +
-      'proxy addresses and CIDR ranges (`10.0.0.0/8,fd00::/8`); unset, the client address is the TCP peer',
-    { default: 'unset (trust no proxy)' },
-  )
-  @IsOptional()
-  @IsString()
-  TRUST_PROXY?: string;
+  @ServiceEnvVar.trustProxy() TRUST_PROXY?: string;
 
   @EnvVar('with `MAIL_BOOTSTRAP_PUBLIC_KEY`: create project `Default` with exactly these keys at start (idempotent)')
   @IsOptional()
@@ -213,25 +187,11 @@ export class MailEnv {
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
-export interface MailConfig {
-  env: 'development' | 'production' | 'test';
-  port: number;
-  databaseUrl: string;
-  redisUrl: string;
-  queuePrefix: string;
-  logLevel: string;
-  dataDir: string;
-  workerConcurrency: number;
-  /** `MAIL_WORKER_METRICS_PORT`: where the worker serves /metrics and its probes. */
-  workerMetricsPort: number;
-  /** `METRICS_TOKEN`: the bearer token every scrape of `/metrics` needs; null: open. */
-  metricsToken: string | null;
+export interface MailConfig extends ServiceConfig {
   /** `MAIL_ADMIN_TOKEN`: the queue dashboard's credential; null: no dashboard. */
   adminToken: string | null;
   /** `MAIL_ADMIN_WRITE_TOKEN`: opens the dashboard with its writes (retry, promote, clean); null: read-only. */
   adminWriteToken: string | null;
-  /** `TRUST_PROXY`: which peers may set the client address through X-Forwarded-For. */
-  trustProxy: TrustProxySetting;
   /** The `Default` project's keys, created at start when no project has this secret key. */
   bootstrapKeys: { secretKey: string; publicKey: string } | null;
   /** SMTP relay; null means "write `.eml` files into `outboxDir`". */
@@ -358,19 +318,9 @@ export function loadMailConfig(env: NodeJS.ProcessEnv = process.env): MailConfig
     throw new ConfigError('invalid configuration: MAIL_ADMIN_WRITE_TOKEN must differ from MAIL_ADMIN_TOKEN');
   }
   return {
-    env: e.NODE_ENV as MailConfig['env'],
-    port: e.MAIL_PORT,
-    databaseUrl: e.MAIL_DATABASE_URL,
-    redisUrl: e.REDIS_URL,
-    queuePrefix: e.QUEUE_PREFIX,
-    logLevel: e.LOG_LEVEL,
-    dataDir: e.DATA_DIR,
-    workerConcurrency: e.WORKER_CONCURRENCY,
-    workerMetricsPort: e.MAIL_WORKER_METRICS_PORT,
-    metricsToken: e.METRICS_TOKEN ?? null,
+    ...serviceConfigOf(e, { port: e.MAIL_PORT, databaseUrl: e.MAIL_DATABASE_URL, workerMetricsPort: e.MAIL_WORKER_METRICS_PORT }),
     adminToken: e.MAIL_ADMIN_TOKEN ?? null,
     adminWriteToken: e.MAIL_ADMIN_WRITE_TOKEN ?? null,
-    trustProxy: parseTrustProxy(e.TRUST_PROXY),
     bootstrapKeys:
       e.MAIL_BOOTSTRAP_SECRET_KEY && e.MAIL_BOOTSTRAP_PUBLIC_KEY
         ? { secretKey: e.MAIL_BOOTSTRAP_SECRET_KEY, publicKey: e.MAIL_BOOTSTRAP_PUBLIC_KEY }

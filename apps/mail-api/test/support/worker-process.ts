@@ -45,6 +45,20 @@ export function startWorkerProcess(name: string, env: NodeJS.ProcessEnv): Worker
   });
 }
 
+/** The compiled API entry, exactly what `npm start -w mail-api` runs. */
+const API_ENTRY = path.join(APP_DIR, 'dist', 'main.js');
+
+/** Starts `node dist/main.js` as a real child process; `ready` once it logged that it listens. */
+export function startApiProcess(name: string, env: NodeJS.ProcessEnv): NodeProcess {
+  return startNodeProcess(name, {
+    entry: API_ENTRY,
+    cwd: APP_DIR,
+    env,
+    readyWhen: 'mail-api listening on',
+    buildHint: 'npm run build -w mail-api',
+  });
+}
+
 /** The socket inodes of the local TCP endpoints bound to `port` (Linux: /proc/net/tcp and tcp6). */
 function socketInodesOnPort(port: number): Set<string> {
   const inodes = new Set<string>();

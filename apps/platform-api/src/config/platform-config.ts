@@ -1,10 +1,9 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
-import { ConfigError, defaultDataDir, devSecret, EnvVar, loadConfig, parseTrustProxy, type TrustProxySetting } from '@app/service-kit';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { ConfigError, defaultDataDir, devSecret, EnvVar, loadConfig } from '@app/service-kit';
+import { serviceConfigOf, ServiceEnvVar, type ServiceConfig } from '@app/service-kit';
 import path from 'node:path';
 
-const POSTGRES_URL = /^postgres(ql)?:\/\//;
-const REDIS_URL = /^rediss?:\/\//;
 const HTTP_URL = /^https?:\/\//;
 
 /**
@@ -12,40 +11,18 @@ const HTTP_URL = /^https?:\/\//;
  * its meaning: `npm run docs:config` writes docs/configuration.md from these declarations.
  */
 export class PlatformEnv {
-  @EnvVar('`production` requires the secrets (`AUTH_JWT_SECRET`, `CONSENT_INTEGRITY_SECRET`)')
-  @IsIn(['development', 'production', 'test'])
-  NODE_ENV = 'development';
-  @EnvVar('HTTP port') @Type(() => Number) @IsInt() @Min(0) @Max(65535) PLATFORM_PORT = 3000;
-  @EnvVar('created at start when missing') @Matches(POSTGRES_URL) PLATFORM_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/platform';
-  @EnvVar('queues, caches, rate limits, pub/sub') @Matches(REDIS_URL) REDIS_URL = 'redis://127.0.0.1:6379';
-  @EnvVar('Redis key prefix of queues, caches and limits') @IsString() QUEUE_PREFIX = 'bull';
-  @EnvVar('pino level (`silent` .. `trace`)')
-  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-  LOG_LEVEL = 'info';
-  @EnvVar('local state: dev secrets, outbox, attachments', { default: '`<repo>/.data` (else `./.data`)' })
-  @IsString()
-  DATA_DIR = defaultDataDir();
-  @EnvVar('jobs a worker process runs at once') @Type(() => Number) @IsInt() @Min(1) @Max(100) WORKER_CONCURRENCY = 4;
-  @EnvVar("the platform worker's `/metrics`, `/healthz` and `/readyz` port (0: a free one, logged)")
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(65535)
+  @ServiceEnvVar.nodeEnv('`AUTH_JWT_SECRET`, `CONSENT_INTEGRITY_SECRET`') NODE_ENV = 'development';
+  @ServiceEnvVar.port('HTTP port') PLATFORM_PORT = 3000;
+  @ServiceEnvVar.databaseUrl() PLATFORM_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/platform';
+  @ServiceEnvVar.redisUrl() REDIS_URL = 'redis://127.0.0.1:6379';
+  @ServiceEnvVar.queuePrefix() QUEUE_PREFIX = 'bull';
+  @ServiceEnvVar.logLevel() LOG_LEVEL = 'info';
+  @ServiceEnvVar.dataDir() DATA_DIR = defaultDataDir();
+  @ServiceEnvVar.workerConcurrency() WORKER_CONCURRENCY = 4;
+  @ServiceEnvVar.port("the platform worker's `/metrics`, `/healthz` and `/readyz` port (0: a free one, logged)")
   PLATFORM_WORKER_METRICS_PORT = 9464;
-  @EnvVar('`GET /metrics` on the API and worker ports needs `Authorization: Bearer <token>` (401 otherwise); at least 24 characters', {
-    default: 'unset (open: keep the metrics ports off the ingress)',
-  })
-  @IsOptional()
-  @MinLength(24, { message: 'must be at least 24 characters' })
-  METRICS_TOKEN?: string;
-  @EnvVar(
-    'proxies allowed to set `X-Forwarded-For`: a hop count (`1` = one load balancer / ingress in front) or a comma list of ' +
-      'proxy addresses and CIDR ranges (`10.0.0.0/8,fd00::/8`); unset, the client address is the TCP peer',
-    { default: 'unset (trust no proxy)' },
-  )
-  @IsOptional()
-  @IsString()
-  TRUST_PROXY?: string;
+  @ServiceEnvVar.metricsToken() METRICS_TOKEN?: string;
+  @ServiceEnvVar.trustProxy() TRUST_PROXY?: string;
 
   @EnvVar(
     'with `PLATFORM_BOOTSTRAP_ADMIN_PASSWORD`: create tenant `Default`, organization `default`, role `superadmin` and this user ' +
@@ -152,21 +129,7 @@ export class PlatformEnv {
 }
 
 /** The typed config the rest of the app reads (no `process.env` elsewhere). */
-export interface PlatformConfig {
-  env: 'development' | 'production' | 'test';
-  port: number;
-  databaseUrl: string;
-  redisUrl: string;
-  queuePrefix: string;
-  logLevel: string;
-  dataDir: string;
-  workerConcurrency: number;
-  /** `PLATFORM_WORKER_METRICS_PORT`: where the worker serves /metrics and its probes. */
-  workerMetricsPort: number;
-  /** `METRICS_TOKEN`: the bearer token every scrape of `/metrics` needs; null: open. */
-  metricsToken: string | null;
-  /** `TRUST_PROXY`: which peers may set the client address through X-Forwarded-For. */
-  trustProxy: TrustProxySetting;
+export interface PlatformConfig extends ServiceConfig {
   bootstrapAdmin: { email: string; password: string } | null;
   appUrl: string;
   allowedOrigins: string[];
@@ -233,17 +196,11 @@ export function loadPlatformConfig(env: NodeJS.ProcessEnv = process.env): Platfo
     throw new ConfigError('invalid configuration: PLATFORM_BOOTSTRAP_ADMIN_EMAIL and PLATFORM_BOOTSTRAP_ADMIN_PASSWORD go together');
   }
   return {
-    env: e.NODE_ENV as PlatformConfig['env'],
-    port: e.PLATFORM_PORT,
-    databaseUrl: e.PLATFORM_DATABASE_URL,
-    redisUrl: e.REDIS_URL,
-    queuePrefix: e.QUEUE_PREFIX,
-    logLevel: e.LOG_LEVEL,
-    dataDir: e.DATA_DIR,
-    workerConcurrency: e.WORKER_CONCURRENCY,
-    workerMetricsPort: e.PLATFORM_WORKER_METRICS_PORT,
-    metricsToken: e.METRICS_TOKEN ?? null,
-    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    ...serviceConfigOf(e, {
+      port: e.PLATFORM_PORT,
+      databaseUrl: e.PLATFORM_DATABASE_URL,
+      workerMetricsPort: e.PLATFORM_WORKER_METRICS_PORT,
+    }),
     bootstrapAdmin:
       e.PLATFORM_BOOTSTRAP_ADMIN_EMAIL && e.PLATFORM_BOOTSTRAP_ADMIN_PASSWORD
         ? { email: e.PLATFORM_BOOTSTRAP_ADMIN_EMAIL.trim().toLowerCase(), password: e.PLATFORM_BOOTSTRAP_ADMIN_PASSWORD }

@@ -5,9 +5,8 @@
  * `message_stop`) when `stream` is true, one message body otherwise. Object mode answers however the SDK
  * asked: a forced `json` tool gets a `tool_use` block, `output_format` gets the JSON as text.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { ScriptedReply, ScriptedUsage } from './scripted-openai.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ScriptedProviderServer, type ScriptedReply, type ScriptedUsage } from './scripted-openai.js';
 
 export interface RecordedAnthropicRequest {
   path: string;
@@ -29,50 +28,18 @@ type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; na
 
 const DEFAULT_USAGE: ScriptedUsage = { promptTokens: 11, completionTokens: 7 };
 
-export class ScriptedAnthropic {
-  readonly requests: RecordedAnthropicRequest[] = [];
-  private readonly queue: ScriptedReply[] = [];
-  private readonly server: Server;
-  private counter = 0;
-  private port = 0;
-
+export class ScriptedAnthropic extends ScriptedProviderServer<RecordedAnthropicRequest> {
   private constructor() {
-    this.server = createServer((req, res) => {
-      this.handle(req, res).catch((err: Error) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: err.message } }));
-      });
-    });
+    super((message) => ({ type: 'error', error: { type: 'api_error', message } }));
   }
 
   static async start(): Promise<ScriptedAnthropic> {
     const provider = new ScriptedAnthropic();
-    await new Promise<void>((resolve) => provider.server.listen(0, '127.0.0.1', resolve));
-    provider.port = (provider.server.address() as AddressInfo).port;
+    await provider.listen();
     return provider;
   }
 
-  /** The base URL to configure (`AI_ANTHROPIC_BASE_URL`). */
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/v1`;
-  }
-
-  script(...replies: ScriptedReply[]): this {
-    this.queue.push(...replies);
-    return this;
-  }
-
-  reset(): void {
-    this.queue.length = 0;
-    this.requests.length = 0;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (req.method !== 'POST' || !path.endsWith('/messages')) {
       json(res, 404, { type: 'error', error: { type: 'not_found_error', message: `no route ${req.method} ${path}` } });

@@ -53,36 +53,35 @@ type Responder = (request: RecordedRequest) => ScriptedReply;
 
 const DEFAULT_USAGE: ScriptedUsage = { promptTokens: 11, completionTokens: 7 };
 
-export class ScriptedOpenAI {
-  /** Every `/chat/completions` request received, in order. */
-  readonly requests: RecordedRequest[] = [];
-  /** Requests to any other path (answered 404), e.g. another provider's protocol pointed here. */
-  readonly otherRequests: { method: string; path: string; headers: IncomingMessage['headers'] }[] = [];
-  private readonly queue: ScriptedReply[] = [];
-  private fallback: Responder | null = null;
-  private readonly server: Server;
-  private readonly open = new Set<ServerResponse>();
-  private counter = 0;
+/**
+ * What both scripted providers share: the local server (a handler's error becomes a 500 in the
+ * provider's error shape), the script of replies, the recorded requests, the base URL and closing.
+ * A provider subclass answers requests in `handle`.
+ */
+export class ScriptedProviderServer<TRequest> {
+  /** Every request of the provider's protocol received, in order. */
+  readonly requests: TRequest[] = [];
+  protected readonly queue: ScriptedReply[] = [];
+  protected readonly server: Server;
+  protected counter = 0;
   private port = 0;
 
-  private constructor() {
+  protected constructor(errorBody: (message: string) => unknown) {
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: Error) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: err.message } }));
+        res.end(JSON.stringify(errorBody(err.message)));
       });
     });
-    this.server.keepAliveTimeout = 60_000;
   }
 
-  static async start(): Promise<ScriptedOpenAI> {
-    const provider = new ScriptedOpenAI();
-    await new Promise<void>((resolve) => provider.server.listen(0, '127.0.0.1', resolve));
-    provider.port = (provider.server.address() as AddressInfo).port;
-    return provider;
+  /** Listens on a free local port. */
+  protected async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
   }
 
-  /** The base URL to configure (`AI_OPENAI_BASE_URL`). */
+  /** The base URL to configure (`AI_OPENAI_BASE_URL`, `AI_ANTHROPIC_BASE_URL`). */
   get url(): string {
     return `http://127.0.0.1:${this.port}/v1`;
   }
@@ -93,22 +92,55 @@ export class ScriptedOpenAI {
     return this;
   }
 
+  /** Forgets the script and the recorded requests. */
+  reset(): void {
+    this.queue.length = 0;
+    this.requests.length = 0;
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Answers one request; the subclass speaks the provider's protocol. */
+  protected handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    return Promise.reject(new Error(`no handler for ${req.method} ${req.url} (${res.statusCode})`));
+  }
+}
+
+export class ScriptedOpenAI extends ScriptedProviderServer<RecordedRequest> {
+  /** Requests to any other path (answered 404), e.g. another provider's protocol pointed here. */
+  readonly otherRequests: { method: string; path: string; headers: IncomingMessage['headers'] }[] = [];
+  private fallback: Responder | null = null;
+  private readonly open = new Set<ServerResponse>();
+
+  private constructor() {
+    super((message) => ({ error: { message } }));
+    this.server.keepAliveTimeout = 60_000;
+  }
+
+  static async start(): Promise<ScriptedOpenAI> {
+    const provider = new ScriptedOpenAI();
+    await provider.listen();
+    return provider;
+  }
+
   /** Answers requests once the queue is empty (none: 500 "script exhausted"). */
   otherwise(responder: Responder | null): this {
     this.fallback = responder;
     return this;
   }
 
-  /** Forgets the script and the recorded requests. */
+  /** Forgets the script, the fallback and the recorded requests. */
   reset(): void {
-    this.queue.length = 0;
-    this.requests.length = 0;
+    super.reset();
     this.otherRequests.length = 0;
     this.fallback = null;
-  }
-
-  get pending(): number {
-    return this.queue.length;
   }
 
   /** Responses still open (a hanging answer stays open until the client goes away). */
@@ -118,11 +150,10 @@ export class ScriptedOpenAI {
 
   async close(): Promise<void> {
     for (const res of this.open) res.destroy();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await super.close();
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (req.method === 'GET' && path.endsWith('/models')) {
       json(res, 200, { object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model' }] });

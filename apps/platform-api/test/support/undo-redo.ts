@@ -1,6 +1,8 @@
+import { afterAll, beforeAll } from '@jest/globals';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import type { PlatformTestApp } from './platform-test-app.js';
+import { Factories } from './factories.js';
+import { startPlatformApp, type PlatformTestApp } from './platform-test-app.js';
 
 export type AuthHeaders = Record<string, string>;
 
@@ -15,5 +17,41 @@ export function undoRedoClient(t: PlatformTestApp) {
     redo: (auth: AuthHeaders, logId: unknown) => request(t.url).post(REDO_PATH).set(auth).send({ logId }),
     lastEntry: async (actorId: string) =>
       (await ds.query('SELECT * FROM action_logs WHERE actor_user_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1', [actorId]))[0],
+  };
+}
+
+/**
+ * The app of a commands spec, for the calling describe block: started before its tests, closed after.
+ * `manager()` logs in a manager (`managerFeatures`) of its own fresh tenant, so "the caller's latest
+ * entry" is never another test's; `undo`, `redo` and `lastEntry` are undoRedoClient's. Read `t`, `f`
+ * and `ds` inside tests (they throw before beforeAll started the app).
+ */
+export function commandSpecApp(managerFeatures: string[]) {
+  let started: { t: PlatformTestApp; f: Factories; ds: DataSource } | undefined;
+  beforeAll(async () => {
+    const t = await startPlatformApp();
+    started = { t, f: Factories.of(t), ds: t.app.get(DataSource) };
+  });
+  afterAll(async () => {
+    await started?.t.close();
+  });
+  const app = () => {
+    if (!started) throw new Error('commandSpecApp: read inside a test, after beforeAll started the app');
+    return started;
+  };
+  return {
+    get t() {
+      return app().t;
+    },
+    get f() {
+      return app().f;
+    },
+    get ds() {
+      return app().ds;
+    },
+    manager: () => app().f.loggedInUser(app().t, { features: managerFeatures }),
+    undo: (auth: AuthHeaders, undoToken: string) => undoRedoClient(app().t).undo(auth, undoToken),
+    redo: (auth: AuthHeaders, logId: string) => undoRedoClient(app().t).redo(auth, logId),
+    lastEntry: (actorId: string) => undoRedoClient(app().t).lastEntry(actorId),
   };
 }

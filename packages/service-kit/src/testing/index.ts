@@ -10,3 +10,5 @@ export * from './chromium.js';
 export * from './prometheus-text.js';
 export * from './in-process-worker.js';
 export * from './fuzz-coverage.js';
+export * from './queue-round-trip.js';
+export * from './metrics-token.js';

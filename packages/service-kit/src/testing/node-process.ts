@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import http from 'node:http';
 
 export interface NodeProcess {
   name: string;
@@ -60,4 +61,18 @@ export function startNodeProcess(name: string, options: NodeProcessOptions): Nod
       return exited;
     },
   };
+}
+
+/**
+ * Whether a new connection to the server at `baseUrl` is refused: true once it closed its listener
+ * (after SIGTERM), false while it still accepts (a `/healthz` request is answered).
+ */
+export function connectionRefused(baseUrl: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.get(new URL('/healthz', baseUrl), { agent: false }, (res) => {
+      res.resume();
+      resolve(false);
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
 }

@@ -4,6 +4,7 @@ import type { Db } from '@app/service-kit';
 import { projectScope } from '../../core/scope/project-scope.js';
 import { ContactsRepository } from '../contacts/contacts.repository.js';
 import { EmailDeliveryRepository } from '../delivery/email-delivery.repository.js';
+import { EmailReadsRepository } from '../delivery/email-reads.repository.js';
 import { EmailOutcomeEvents, reportEvent } from '../delivery/email-outcome-events.js';
 import { SuppressionsRepository } from '../suppressions/suppressions.repository.js';
 import type { DeliveryReport } from './delivery-reports.js';
@@ -25,6 +26,7 @@ export class DeliveryReportsService {
 
   constructor(
     private readonly emails: EmailDeliveryRepository,
+    private readonly emailReads: EmailReadsRepository,
     private readonly outcomes: EmailOutcomeEvents,
     private readonly suppressions: SuppressionsRepository,
     private readonly contacts: ContactsRepository,
@@ -33,7 +35,7 @@ export class DeliveryReportsService {
 
   async apply(emailId: string, report: DeliveryReport): Promise<ReportOutcome> {
     if (report.kind === 'ignored') return 'ignored';
-    const email = await this.emails.reported(this.dataSource, emailId);
+    const email = await this.emailReads.reported(this.dataSource, emailId);
     if (!email) return 'unknown-email';
     const scope = projectScope(email.projectId);
     let changed: boolean;

@@ -8,6 +8,8 @@ import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
 import { EmailDeliveryJobs } from './email-delivery.jobs.js';
 import { EmailDeliveryQueue } from './email-delivery.queue.js';
 import { EmailDeliveryRepository } from './email-delivery.repository.js';
+import { EmailEngagementRepository } from './email-engagement.repository.js';
+import { EmailReadsRepository } from './email-reads.repository.js';
 import { EmailOutcomeEvents } from './email-outcome-events.js';
 import { MailTransport } from './mail-transport.js';
 import { RelayThrottle } from './relay-throttle.js';
@@ -29,6 +31,8 @@ import { SendingRate } from './sending-rate.js';
   providers: [
     EmailDeliveryQueue,
     EmailDeliveryRepository,
+    EmailReadsRepository,
+    EmailEngagementRepository,
     EmailDeliveryBatcher,
     EmailOutcomeEvents,
     EmailDeliveryJobs,
@@ -44,6 +48,6 @@ import { SendingRate } from './sending-rate.js';
     MarketingFeeder,
     MarketingFeedRepository,
   ],
-  exports: [EmailDeliveryQueue, EmailDeliveryRepository, EmailOutcomeEvents, Verp],
+  exports: [EmailDeliveryQueue, EmailDeliveryRepository, EmailReadsRepository, EmailEngagementRepository, EmailOutcomeEvents, Verp],
 })
 export class DeliveryModule {}

@@ -3,7 +3,8 @@ import { DataSource } from 'typeorm';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { CallCoalescer } from '../../core/database/call-coalescer.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
-import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
+import { EmailDeliveryRepository } from './email-delivery.repository.js';
+import type { ClaimedEmail } from './email-rows.js';
 import { EmailOutcomeEvents, sentEvent, type OutcomeEvent } from './email-outcome-events.js';
 import { isSpacedRate } from './email-queue-options.js';
 

@@ -12,7 +12,9 @@ import { MAINTENANCE_QUEUE, MailMaintenanceJob } from '../maintenance/maintenanc
 import { UnsubscribeLinks } from '../unsubscribe/unsubscribe-links.js';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, priorityOf, type MailEmailDeliverPayload } from './email-delivery.queue.js';
 import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
-import { EmailDeliveryRepository, type ClaimedEmail } from './email-delivery.repository.js';
+import { EmailDeliveryRepository } from './email-delivery.repository.js';
+import { EmailReadsRepository } from './email-reads.repository.js';
+import type { ClaimedEmail } from './email-rows.js';
 import { SuppressionsRepository } from '../suppressions/suppressions.repository.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import { bouncedEvent, EmailOutcomeEvents, suppressedEvent } from './email-outcome-events.js';
@@ -67,6 +69,7 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
   constructor(
     private readonly dataSource: DataSource,
     private readonly emails: EmailDeliveryRepository,
+    private readonly emailReads: EmailReadsRepository,
     private readonly batcher: EmailDeliveryBatcher,
     private readonly transport: MailTransport,
     private readonly links: UnsubscribeLinks,
@@ -258,7 +261,7 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
    * wait until the claim expires and look again, without spending an attempt.
    */
   private async notClaimed(job: Job<MailEmailDeliverPayload>, scope: ProjectScope): Promise<DeliveryOutcome> {
-    const state = await this.emails.state(this.dataSource, scope, job.data.emailId);
+    const state = await this.emailReads.state(this.dataSource, scope, job.data.emailId);
     if (!state || !['QUEUED', 'SENDING'].includes(state.status)) {
       return { status: 'SKIPPED', reason: state ? `already ${state.status}` : 'no such email' };
     }
@@ -326,7 +329,7 @@ export class EmailDeliveryJobs implements OwnsQueueWorkerOptions {
     let requeued = 0;
     let after: { queuedAt: string; id: string } | null = null;
     for (;;) {
-      const page = await this.emails.unfinished(this.dataSource, { after, limit: REQUEUE_BATCH });
+      const page = await this.emailReads.unfinished(this.dataSource, { after, limit: REQUEUE_BATCH });
       if (page.length === 0) break;
       const existing = await this.queue.existingJobIds(page.map((e) => e.id));
       const missing = page.filter((e) => !existing.has(e.id));

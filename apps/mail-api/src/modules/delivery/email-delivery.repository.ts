@@ -1,112 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { MailTemplateType } from '@app/contracts';
 import { query, queryOne, queryPrepared, type Db } from '@app/service-kit';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import type { ProjectScope } from '../../core/scope/project-scope.js';
 import { DkimKeyCipher } from '../domains/dkim-key-cipher.js';
-import type { ReportedEmail } from './email-outcome-events.js';
-
-export interface EmailAttachment {
-  filename: string;
-  /** base64 */
-  content: string;
-  contentType?: string | null;
-}
-
-/** An email row this worker holds the claim of, with what sending it needs (DKIM key, attachments). */
-export interface ClaimedEmail {
-  id: string;
-  projectId: string;
-  contactId: string | null;
-  /** The campaign the email belongs to (its `email.sent` event, the campaign's completion), or null. */
-  campaignId: string | null;
-  /** The workflow whose execution wrote the email (its `email.sent` event), or null. */
-  workflowId: string | null;
-  type: 'TRANSACTIONAL' | 'MARKETING';
-  toEmail: string;
-  toName: string | null;
-  fromEmail: string;
-  fromName: string | null;
-  replyTo: string | null;
-  subject: string;
-  html: string;
-  headers: Record<string, string>;
-  /** Claims so far, this one included: the fence of the status updates below. */
-  attempts: number;
-  attachments: EmailAttachment[];
-  /** The VERIFIED domain of the from address; null when there is none (nothing may be sent). */
-  dkim: { domainName: string; keySelector: string; privateKey: string } | null;
-  /** The contact's current `subscribed`; null when the email has no (remaining) contact. */
-  contactSubscribed: boolean | null;
-  /** The reason the recipient is on the project's suppression list (read by the claim), or null. */
-  suppressedReason: string | null;
-  /** Temporary refusals (SMTP 4xx) before this claim: the position in MAIL_SOFT_BOUNCE_DELAYS_MS. */
-  softBounces: number;
-}
-
-export interface EmailAddress {
-  email: string;
-  name: string | null;
-}
-
-/** What every email of one send shares. */
-export interface EmailMessageFields {
-  from: EmailAddress;
-  replyTo: string | null;
-  headers: Record<string, string>;
-  type: MailTemplateType;
-  templateId: string | null;
-  sendRequestId: string | null;
-}
-
-/** One recipient's email, rendered. */
-export interface EmailToInsert {
-  contactId: string;
-  to: EmailAddress;
-  subject: string;
-  html: string;
-}
-
-/** An email an open or click is recorded for, locked, with what it recorded before. */
-export interface EngagementEmail {
-  id: string;
-  projectId: string;
-  contactId: string | null;
-  campaignId: string | null;
-  /** When it was handed to SMTP (epoch ms); null: not recorded (yet). */
-  sentAtMs: number | null;
-  /** A person's open / click, a machine's open / click, recorded before. */
-  opened: boolean;
-  clicked: boolean;
-  machineOpened: boolean;
-  machineClicked: boolean;
-  /** The database's clock when the row was read (epoch ms). */
-  clockMs: number;
-}
-
-/** The first opens and clicks a batch records for one email (null: none of that kind). */
-export interface EngagementMarks {
-  emailId: string;
-  projectId: string;
-  openedAt: Date | null;
-  clickedAt: Date | null;
-  machineOpenedAt: Date | null;
-  machineClickedAt: Date | null;
-}
-
-export interface UnfinishedEmail {
-  id: string;
-  projectId: string;
-  type: 'TRANSACTIONAL' | 'MARKETING';
-  campaignId: string | null;
-  /** The workflow that wrote it (null for /v1/send and campaign mail): its priority is a workflow's. */
-  workflowId: string | null;
-  /** Text, not a Date: the keyset needs Postgres's microseconds, which a JS Date would cut. */
-  queuedAt: string;
-}
-
-/** Marketing mail (a campaign's or a workflow's) not yet handed to the email queue by the feeder (MarketingFeedRepository). */
-const UNFED_MARKETING = `(fed_at IS NULL AND (campaign_id IS NOT NULL OR workflow_id IS NOT NULL))`;
+import type { ClaimedEmail, EmailAddress, EmailMessageFields, EmailToInsert } from './email-rows.js';
 
 /**
  * One statement claims the row and reads everything the message needs: the claim is the whole
@@ -148,8 +45,10 @@ if (CLAIM_MANY === CLAIM) throw new Error('CLAIM_MANY: CLAIM no longer selects i
 
 /**
  * The writer of `emails`: the QUEUED rows of a send (in the send's transaction), then the claim and
- * the outcome of each delivery (the feeder's `fed_at` alone is MarketingFeedRepository's). Every statement on one email is scoped to its project. Named prepared
- * statements: each email costs a claim and an outcome, the worker's hot path.
+ * the outcome of each delivery. Two column sets have writers of their own: the feeder's `fed_at`
+ * (MarketingFeedRepository) and the engagement marks (EmailEngagementRepository); the reads outside
+ * a claim are EmailReadsRepository's. Every statement on one email is scoped to its project. Named
+ * prepared statements: each email costs a claim and an outcome, the worker's hot path.
  */
 @Injectable()
 export class EmailDeliveryRepository {
@@ -243,58 +142,6 @@ export class EmailDeliveryRepository {
       [scope.projectId, campaignId],
     );
     return rows.map((r) => r.id);
-  }
-
-  /**
-   * The emails an engagement batch records opens and clicks of, locked (FOR UPDATE, in id order, so
-   * concurrent batches wait for each other instead of deadlocking) until the batch commits: the burst
-   * rule then sees every earlier click. Matched by id and project together (a batch may hold several
-   * projects' emails). `clockMs`: the database's clock when this statement arrived, in epoch milliseconds:
-   * not after the lock wait (clock_timestamp() is re-read after waiting on a row another batch updated, which
-   * moved a waiting batch's clicks a whole lock wait later and split a burst across batches).
-   */
-  lockForEngagement(tx: Db, input: { emails: { emailId: string; projectId: string }[] }): Promise<EngagementEmail[]> {
-    return queryPrepared<EngagementEmail>(
-      tx,
-      `SELECT id, project_id AS "projectId", contact_id AS "contactId", campaign_id AS "campaignId",
-              (extract(epoch FROM sent_at) * 1000)::float8 AS "sentAtMs",
-              opened_at IS NOT NULL AS opened, clicked_at IS NOT NULL AS clicked,
-              machine_opened_at IS NOT NULL AS "machineOpened", machine_clicked_at IS NOT NULL AS "machineClicked",
-              (extract(epoch FROM statement_timestamp()) * 1000)::float8 AS "clockMs"
-         FROM emails
-        WHERE (id, project_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
-        ORDER BY id
-          FOR UPDATE`,
-      [input.emails.map((e) => e.emailId), input.emails.map((e) => e.projectId)],
-    );
-  }
-
-  /**
-   * First opens and clicks of emails locked by lockForEngagement: a person's (`opened_at`,
-   * `clicked_at`) and a machine's (`machine_opened_at`, `machine_clicked_at`); a timestamp already set
-   * is kept. One statement for the whole batch.
-   */
-  async markEngaged(tx: Db, input: { marks: EngagementMarks[] }): Promise<void> {
-    const { marks } = input;
-    if (marks.length === 0) return;
-    await queryPrepared(
-      tx,
-      `UPDATE emails e
-          SET opened_at = coalesce(e.opened_at, m.opened_at), clicked_at = coalesce(e.clicked_at, m.clicked_at),
-              machine_opened_at = coalesce(e.machine_opened_at, m.machine_opened_at),
-              machine_clicked_at = coalesce(e.machine_clicked_at, m.machine_clicked_at)
-         FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[])
-              AS m(id, project_id, opened_at, clicked_at, machine_opened_at, machine_clicked_at)
-        WHERE e.id = m.id AND e.project_id = m.project_id`,
-      [
-        marks.map((m) => m.emailId),
-        marks.map((m) => m.projectId),
-        marks.map((m) => m.openedAt),
-        marks.map((m) => m.clickedAt),
-        marks.map((m) => m.machineOpenedAt),
-        marks.map((m) => m.machineClickedAt),
-      ],
-    );
   }
 
   /**
@@ -410,16 +257,6 @@ export class EmailDeliveryRepository {
     return new Set(rows.map((r) => r.id));
   }
 
-  /** Why a claim found nothing: the row's state now (null: no such email in that project). */
-  async state(db: Db, scope: ProjectScope, emailId: string): Promise<{ status: string; claimedUntil: Date | null } | null> {
-    const [row] = await queryPrepared<{ status: string; claimedUntil: Date | null }>(
-      db,
-      `SELECT status, claimed_until AS "claimedUntil" FROM emails WHERE id = $1 AND project_id = $2`,
-      [emailId, scope.projectId],
-    );
-    return row ?? null;
-  }
-
   /**
    * Not fenced by `attempts`: the message went out, so SENT is the truth even if our claim had lapsed
    * and another worker holds the row now (or recorded a failure, or its campaign was cancelled while it
@@ -505,21 +342,6 @@ export class EmailDeliveryRepository {
   }
 
   /**
-   * The email a bounce or complaint report names (its VERP token was verified: verp.ts). By id alone,
-   * across projects: the token is the only thing the report carries; every write after is scoped to
-   * the project read here.
-   */
-  async reported(db: Db, emailId: string): Promise<(ReportedEmail & { toEmail: string }) | null> {
-    const [row] = await queryPrepared<ReportedEmail & { toEmail: string }>(
-      db,
-      `SELECT id, project_id AS "projectId", contact_id AS "contactId", campaign_id AS "campaignId", to_email AS "toEmail"
-         FROM emails WHERE id = $1`,
-      [emailId],
-    );
-    return row ?? null;
-  }
-
-  /**
    * An asynchronous bounce (DSN): a SENT email becomes BOUNCED. Only the first report changes it
    * (`status = 'SENT'`), so a report delivered twice is processed once. True when this call did.
    */
@@ -551,28 +373,6 @@ export class EmailDeliveryRepository {
       `UPDATE emails SET status = 'QUEUED', claimed_until = NULL, error = $3, updated_at = now()
         WHERE id = $1 AND project_id = $2 AND status = 'SENDING' AND attempts = $4`,
       [input.email.id, scope.projectId, input.error.slice(0, 1000), input.email.attempts],
-    );
-  }
-
-  /**
-   * A page of the emails that should have a job: QUEUED for over a minute (their job may have been
-   * lost with Redis) and SENDING with a lapsed claim (their worker died), keyset-paged by
-   * (queued_at, id) on the partial index of unfinished emails. Marketing emails the feeder has not
-   * fed yet have no job by design (MarketingFeeder feeds them); only fed ones are looked at. Paged by
-   * (queued_at, id). A sweep over every project: no scope.
-   */
-  unfinished(db: Db, input: { after: { queuedAt: string; id: string } | null; limit: number }): Promise<UnfinishedEmail[]> {
-    return query<UnfinishedEmail>(
-      db,
-      `SELECT id, project_id AS "projectId", type, campaign_id AS "campaignId", workflow_id AS "workflowId", queued_at::text AS "queuedAt"
-         FROM emails
-        WHERE status IN ('QUEUED', 'SENDING')
-          AND (queued_at, id) > ($1::timestamptz, $2::uuid)
-          AND NOT ${UNFED_MARKETING}
-          AND ((status = 'QUEUED' AND queued_at < now() - interval '1 minute') OR (status = 'SENDING' AND claimed_until < now()))
-        ORDER BY queued_at, id
-        LIMIT $3`,
-      [input.after?.queuedAt ?? '-infinity', input.after?.id ?? '00000000-0000-0000-0000-000000000000', input.limit],
     );
   }
 }

@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type { SendMailOptions } from 'nodemailer';
-import type { ClaimedEmail } from './email-delivery.repository.js';
+import type { ClaimedEmail } from './email-rows.js';
 import { htmlToText } from './html-text.js';
 import { UNSIGNED_HEADER } from './unsigned-delivery.js';
 

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import type { Db } from '@app/service-kit';
 import { projectScope, type ProjectScope } from '../../core/scope/project-scope.js';
 import { EMAIL_EVENT, EngagementEventsService, type SystemEvent } from '../engagement/engagement-events.service.js';
-import type { ClaimedEmail } from './email-delivery.repository.js';
+import type { ClaimedEmail } from './email-rows.js';
 
 /** A contact event of an email's outcome, with the project it belongs to. */
 export interface OutcomeEvent {
