@@ -66,6 +66,8 @@ describe('npm start supervises the services it runs', () => {
   }, 60_000);
 
   it('restarts a SIGKILLed worker with backoff, says so, and keeps the API up', async () => {
+    // The first worker consuming first: killed before it says so, the count below could never reach two.
+    await waitFor(() => (output.includes('mail worker consuming') ? true : null), 60_000, `the first worker to consume:\n${output}`);
     const [workerPid] = pidsOf('mail-worker');
     const [apiPid] = pidsOf('mail-api');
     expect(workerPid).toBeGreaterThan(0);
