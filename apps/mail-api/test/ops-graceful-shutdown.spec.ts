@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { DataSource } from 'typeorm';
 import { QueueService } from '@app/service-kit';
-import { connectionRefused, freePort, parsePrometheusText, waitFor, type NodeProcess } from '@app/service-kit/testing';
+import { connectionRefused, freePort, parsePrometheusText, waitFor, waitForLockWaiter, type NodeProcess } from '@app/service-kit/testing';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailJob, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { emailRows, insertEmails, insertVerifiedDomain, waitForStatus } from './support/delivery-fixtures.js';
 import { createProject } from './support/mail-api-helpers.js';
@@ -220,16 +220,7 @@ describe('graceful shutdown under SIGTERM', () => {
         const heldId = randomUUID();
         const held = track(port, email, heldId);
         // Positive signal that the request is mid-handler: a backend of the app waits on a lock.
-        await waitFor(
-          async () => {
-            const [{ n }] = await db.query<{ n: number }[]>(
-              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-            );
-            return n >= 1 ? true : null;
-          },
-          20_000,
-          'the held request waiting on the row lock',
-        );
+        await waitForLockWaiter(db, 'the held request waiting on the row lock');
         api.child.kill('SIGTERM');
         // The server got the signal while the request is held: its listener is closed.
         await waitFor(

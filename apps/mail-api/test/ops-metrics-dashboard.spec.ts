@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { QueueService } from '@app/service-kit';
-import { findSamples, parsePrometheusText, sampleValue } from '@app/service-kit/testing';
+import { findSamples, parsePrometheusText, queueBoardProblem, sampleValue, swaggerUiOperations } from '@app/service-kit/testing';
 import { chromiumForSuite } from '@app/service-kit/testing/jest';
 import { insertContact, insertEmails } from './support/delivery-fixtures.js';
 import { bearer, createProject, expectMailError } from './support/mail-api-helpers.js';
@@ -175,22 +175,12 @@ describe('mail-api operations: metrics and the queue dashboard', () => {
       await anonymous.close();
 
       const context = await chromium.browser.newContext({ httpCredentials: { username: 'operator', password: ADMIN_TOKEN } });
-      const page = await context.newPage();
-      const response = await page.goto(`${t.url}/admin/queues`);
-      expect(response?.status()).toBe(200);
-      // The board is a React app: the queue's name appears once its scripts ran and its API answered.
-      await page.getByText('mail-ops-probe').first().waitFor({ timeout: 20_000 });
-      expect(await page.title()).toBe('Queues');
+      expect(await queueBoardProblem(context, `${t.url}/admin/queues`, 'mail-ops-probe')).toBeNull();
       await context.close();
     }, 60_000);
 
     it('renders Swagger UI at /docs', async () => {
-      const context = await chromium.browser.newContext();
-      const page = await context.newPage();
-      await page.goto(`${t.url}/docs`);
-      await page.locator('.swagger-ui .info .title').filter({ hasText: 'mail-api' }).waitFor({ timeout: 20_000 });
-      expect(await page.locator('.swagger-ui .opblock').count()).toBeGreaterThan(10);
-      await context.close();
+      expect(await swaggerUiOperations(chromium.browser, t.url, 'mail-api')).toBeGreaterThan(10);
     }, 60_000);
   });
 });

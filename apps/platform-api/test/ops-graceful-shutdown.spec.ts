@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { connectionRefused, waitFor } from '@app/service-kit/testing';
+import { connectionRefused, waitFor, waitForLockWaiter } from '@app/service-kit/testing';
 import { processEnv, startApiProcess, type ApiProcess } from './support/app-process.js';
 import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
@@ -59,16 +59,7 @@ describe('platform-api graceful shutdown with a request held and an SSE stream o
       await lock.query(`LOCK TABLE notifications IN SHARE MODE`);
       const heldId = randomUUID();
       const held = notify('held', heldId);
-      await waitFor(
-        async () => {
-          const [{ n }] = await db.query<{ n: number }[]>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-          );
-          return n >= 1 ? true : null;
-        },
-        20_000,
-        'the held request waiting on the table lock',
-      );
+      await waitForLockWaiter(db, 'the held request waiting on the table lock');
       b.child.kill('SIGTERM');
       await waitFor(async () => ((await connectionRefused(b!.url)) ? true : null), 20_000, 'the listener to close after SIGTERM');
       await lock.commitTransaction();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { QueueService } from '@app/service-kit';
-import { findSamples, parsePrometheusText, sampleValue } from '@app/service-kit/testing';
+import { findSamples, parsePrometheusText, queueBoardProblem, sampleValue, swaggerUiOperations } from '@app/service-kit/testing';
 import { chromiumForSuite } from '@app/service-kit/testing/jest';
 import { Factories } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
@@ -107,12 +107,7 @@ describe('platform-api operations: metrics and the queue dashboard', () => {
     it("renders the queue dashboard with a super administrator's session cookie", async () => {
       const context = await chromium.browser.newContext();
       await context.addCookies([{ name: 'auth_token', value: superAdmin.token, url: t.url }]);
-      const page = await context.newPage();
-      const response = await page.goto(`${t.url}/admin/queues`);
-      expect(response?.status()).toBe(200);
-      // The board is a React app: the queue's name appears once its scripts ran and its API answered.
-      await page.getByText('platform-ops-probe').first().waitFor({ timeout: 20_000 });
-      expect(await page.title()).toBe('Queues');
+      expect(await queueBoardProblem(context, `${t.url}/admin/queues`, 'platform-ops-probe')).toBeNull();
       await context.close();
     }, 60_000);
 
@@ -126,12 +121,7 @@ describe('platform-api operations: metrics and the queue dashboard', () => {
     }, 60_000);
 
     it('renders Swagger UI at /docs', async () => {
-      const context = await chromium.browser.newContext();
-      const page = await context.newPage();
-      await page.goto(`${t.url}/docs`);
-      await page.locator('.swagger-ui .info .title').filter({ hasText: 'platform-api' }).waitFor({ timeout: 20_000 });
-      expect(await page.locator('.swagger-ui .opblock').count()).toBeGreaterThan(10);
-      await context.close();
+      expect(await swaggerUiOperations(chromium.browser, t.url, 'platform-api')).toBeGreaterThan(10);
     }, 60_000);
   });
 });

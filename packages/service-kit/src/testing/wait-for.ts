@@ -15,3 +15,25 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** What `waitForLockWaiter` needs of a database handle (a TypeORM DataSource fits). */
+interface SqlClient {
+  query<T = unknown>(sql: string): Promise<T>;
+}
+
+/**
+ * Waits until another session of `db`'s database waits on a lock: the positive signal that a request
+ * is held inside its handler by a lock the test took (a row or table lock in an open transaction).
+ */
+export async function waitForLockWaiter(db: SqlClient, what: string, timeoutMs = 20_000): Promise<void> {
+  await waitFor(
+    async () => {
+      const [{ n }] = await db.query<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+      );
+      return n >= 1 ? true : null;
+    },
+    timeoutMs,
+    what,
+  );
+}

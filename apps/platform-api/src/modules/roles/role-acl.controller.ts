@@ -2,7 +2,7 @@ import { Body, Get, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { ApiErrors, AuthAdminController } from '../../core/http/admin-controller.js';
+import { ApiErrors, AuthAdminController } from '../../core/http/admin-controller.decorators.js';
 import { AclWriteResultDto, GRANT_BOUNDARY, RoleAclDto, RoleAclQuery, UpdateRoleAclDto } from './role-acl.dto.js';
 import { RoleAclService } from './role-acl.service.js';
 

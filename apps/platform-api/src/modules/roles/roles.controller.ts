@@ -2,7 +2,7 @@ import { Body, Delete, Get, HttpCode, Post, Put, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { ApiErrors, AuthAdminController } from '../../core/http/admin-controller.js';
+import { ApiErrors, AuthAdminController } from '../../core/http/admin-controller.decorators.js';
 import { CreatedIdDto, OkDto } from '../../core/http/common.dto.js';
 import { CreateRoleDto, ListRolesQuery, RoleIdQuery, RoleListDto, UpdateRoleDto } from './roles.dto.js';
 import { RolesService } from './roles.service.js';

@@ -2,7 +2,7 @@ import { Body, Get, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { ClientIp, CurrentAuth, RequireFeatures } from '../../core/auth/auth.decorators.js';
 import type { AuthContext } from '../../core/auth/auth-context.js';
-import { ApiErrors, AuthAdminController } from '../../core/http/admin-controller.js';
+import { ApiErrors, AuthAdminController } from '../../core/http/admin-controller.decorators.js';
 import { ConsentListDto, ConsentRecordDto, ConsentsQuery, CreateConsentDto } from './user-consents.dto.js';
 import { UserConsentsService } from './user-consents.service.js';
 
