@@ -8,7 +8,7 @@ import { EmailDeliveryBatcher } from './email-delivery-batcher.js';
 import { EmailDeliveryJobs } from './email-delivery.jobs.js';
 import { EmailDeliveryQueue } from './email-delivery.queue.js';
 import { EmailDeliveryRepository } from './email-delivery.repository.js';
-import { EmailEngagementRepository } from './email-engagement.repository.js';
+import { EmailEngagementMarksRepository } from './email-engagement-marks.repository.js';
 import { EmailReadsRepository } from './email-reads.repository.js';
 import { EmailOutcomeEvents } from './email-outcome-events.js';
 import { MailTransport } from './mail-transport.js';
@@ -32,7 +32,7 @@ import { SendingRate } from './sending-rate.js';
     EmailDeliveryQueue,
     EmailDeliveryRepository,
     EmailReadsRepository,
-    EmailEngagementRepository,
+    EmailEngagementMarksRepository,
     EmailDeliveryBatcher,
     EmailOutcomeEvents,
     EmailDeliveryJobs,
@@ -48,6 +48,6 @@ import { SendingRate } from './sending-rate.js';
     MarketingFeeder,
     MarketingFeedRepository,
   ],
-  exports: [EmailDeliveryQueue, EmailDeliveryRepository, EmailReadsRepository, EmailEngagementRepository, EmailOutcomeEvents, Verp],
+  exports: [EmailDeliveryQueue, EmailDeliveryRepository, EmailReadsRepository, EmailEngagementMarksRepository, EmailOutcomeEvents, Verp],
 })
 export class DeliveryModule {}

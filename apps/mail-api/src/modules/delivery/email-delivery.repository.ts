@@ -46,7 +46,7 @@ if (CLAIM_MANY === CLAIM) throw new Error('CLAIM_MANY: CLAIM no longer selects i
 /**
  * The writer of `emails`: the QUEUED rows of a send (in the send's transaction), then the claim and
  * the outcome of each delivery. Two column sets have writers of their own: the feeder's `fed_at`
- * (MarketingFeedRepository) and the engagement marks (EmailEngagementRepository); the reads outside
+ * (MarketingFeedRepository) and the engagement marks (EmailEngagementMarksRepository); the reads outside
  * a claim are EmailReadsRepository's. Every statement on one email is scoped to its project. Named
  * prepared statements: each email costs a claim and an outcome, the worker's hot path.
  */

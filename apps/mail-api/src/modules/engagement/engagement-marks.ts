@@ -1,4 +1,4 @@
-import type { EngagementEmail, EngagementMarks } from '../delivery/email-engagement.repository.js';
+import type { EngagementEmail, EngagementMarks } from '../delivery/email-engagement-marks.repository.js';
 import type { LinkClicks } from './email-engagements.repository.js';
 import { EMAIL_EVENT, type SystemEvent } from './engagement-events.service.js';
 import type { MachineReason } from './machine-detection.js';

@@ -4,7 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { CallCoalescer } from '../../core/database/call-coalescer.js';
 import { projectScope } from '../../core/scope/project-scope.js';
-import { EmailEngagementRepository, type EngagementEmail } from '../delivery/email-engagement.repository.js';
+import { EmailEngagementMarksRepository, type EngagementEmail } from '../delivery/email-engagement-marks.repository.js';
 import { EmailEngagementsRepository, type EngagementRow } from './email-engagements.repository.js';
 import { firstMarks, linkClicks } from './engagement-marks.js';
 import { EngagementEventsService } from './engagement-events.service.js';
@@ -54,7 +54,7 @@ export class EngagementRecorder {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly emails: EmailEngagementRepository,
+    private readonly emails: EmailEngagementMarksRepository,
     private readonly engagements: EmailEngagementsRepository,
     private readonly events: EngagementEventsService,
     @Inject(MAIL_CONFIG) private readonly config: MailConfig,

@@ -34,7 +34,7 @@ export interface EngagementMarks {
  * Every other column of `emails` is EmailDeliveryRepository's.
  */
 @Injectable()
-export class EmailEngagementRepository {
+export class EmailEngagementMarksRepository {
   /**
    * The emails an engagement batch records opens and clicks of, locked (FOR UPDATE, in id order, so
    * concurrent batches wait for each other instead of deadlocking) until the batch commits: the burst
