@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from '@jest/globals';
+import { forSuite } from '@app/service-kit/testing/jest';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { Factories } from './factories.js';
@@ -27,18 +27,14 @@ export function undoRedoClient(t: PlatformTestApp) {
  * and `ds` inside tests (they throw before beforeAll started the app).
  */
 export function commandSpecApp(managerFeatures: string[]) {
-  let started: { t: PlatformTestApp; f: Factories; ds: DataSource } | undefined;
-  beforeAll(async () => {
-    const t = await startPlatformApp();
-    started = { t, f: Factories.of(t), ds: t.app.get(DataSource) };
-  });
-  afterAll(async () => {
-    await started?.t.close();
-  });
-  const app = () => {
-    if (!started) throw new Error('commandSpecApp: read inside a test, after beforeAll started the app');
-    return started;
-  };
+  const app = forSuite(
+    'commandSpecApp',
+    async () => {
+      const t = await startPlatformApp();
+      return { t, f: Factories.of(t), ds: t.app.get(DataSource) };
+    },
+    (started) => started.t.close(),
+  );
   return {
     get t() {
       return app().t;

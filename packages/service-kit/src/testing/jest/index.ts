@@ -3,5 +3,6 @@
  * called in. Apart from `@app/service-kit/testing` because they import `@jest/globals`, which only
  * loads inside Jest (scripts import the rest).
  */
+export * from './for-suite.js';
 export * from './suite-chromium.js';
 export * from './suite-worker.js';

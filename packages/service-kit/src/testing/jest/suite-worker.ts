@@ -1,7 +1,7 @@
-import { afterAll, beforeAll } from '@jest/globals';
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
+import { forSuite } from './for-suite.js';
 
 /** An app under test as the apps' `start*App` helpers answer it. */
 interface StartedApi {
@@ -25,21 +25,19 @@ export function apiWithWorkerForSuite<TApi extends StartedApi>(
   startApi: () => Promise<TApi>,
   workerModule: (config: TApi['config']) => DynamicModule,
 ): ApiWithWorker<TApi> {
-  let parts: { api: TApi; worker: INestApplicationContext; redis: Redis } | undefined;
-  beforeAll(async () => {
-    const api = await startApi();
-    const worker = await NestFactory.createApplicationContext(workerModule(api.config), { logger: false });
-    parts = { api, worker, redis: new Redis(api.config.redisUrl) };
-  });
-  afterAll(async () => {
-    await parts?.worker.close();
-    parts?.redis.disconnect();
-    await parts?.api.close();
-  });
-  const started = () => {
-    if (!parts) throw new Error('apiWithWorkerForSuite: read inside a test, after beforeAll started the parts');
-    return parts;
-  };
+  const started = forSuite(
+    'apiWithWorkerForSuite',
+    async () => {
+      const api = await startApi();
+      const worker = await NestFactory.createApplicationContext(workerModule(api.config), { logger: false });
+      return { api, worker, redis: new Redis(api.config.redisUrl) };
+    },
+    async (parts) => {
+      await parts.worker.close();
+      parts.redis.disconnect();
+      await parts.api.close();
+    },
+  );
   return {
     get api() {
       return started().api;
