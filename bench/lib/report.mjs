@@ -37,10 +37,18 @@ function missedGoals(d) {
   if (typeof d.passed === 'boolean' && Array.isArray(d.services)) return d.passed ? [] : ['no error under load'];
   if (Array.isArray(d.drills)) return d.drills.filter((r) => !r.passed).map((r) => `drill ${r.drill}`);
   if (Array.isArray(d.images) && Array.isArray(d.problems)) return d.problems;
+  if (Array.isArray(d.apps) && d.settings?.fuzzRuns !== undefined)
+    return d.apps
+      .filter((a) => a.exitCode !== 0 || a.wallSeconds > FUZZ_GOAL_SECONDS)
+      .map((a) => `${a.app} npm run fuzz green under 5 min`);
   const judged = d.results && !Array.isArray(d.results) ? Object.entries(d.results).filter(([, r]) => typeof r?.met === 'boolean') : [];
   if (judged.length > 0) return judged.filter(([, r]) => !r.met).map(([name, r]) => `${name} < ${r.targetMs} ms`);
   return null;
 }
+/** Issue #29.6: `npm run fuzz` under 5 minutes per app on this machine. */
+const FUZZ_GOAL_SECONDS = 300;
+const minutes = (seconds) => (typeof seconds === 'number' ? `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s` : 'n/a');
+
 function missed(d) {
   const goals = missedGoals(d);
   if (goals === null) return 'no verdict recorded';
@@ -144,6 +152,28 @@ const HEADLINES = [
       [`CSV import of ${int(d.import.rows)} rows, s`, fixed(d.import.seconds, 1)],
       ['API RSS MB idle / peak during the import', `${d.import.apiIdleRssMb} / ${d.import.apiPeakRssMb}`],
     ],
+  },
+  {
+    match: (d) => d.freshCloneCi,
+    rows: (d) => [
+      [
+        `\`.ci/run\` from a fresh clone (goal ${minutes(d.freshCloneCi.goalSeconds)})`,
+        `${d.freshCloneCi.exitCode === 0 ? 'green' : `exit ${d.freshCloneCi.exitCode}`} in ${minutes(d.freshCloneCi.wallSeconds)}`,
+      ],
+      ...d.freshCloneCi.workspaces.map((w) => [
+        `${w.workspace} tests: passed / total (jest time)`,
+        `${w.passed} / ${w.total}${w.failed ? `, ${w.failed} failed` : ''} (${minutes(w.jestSeconds)})`,
+      ]),
+    ],
+  },
+  {
+    match: (d) => Array.isArray(d.apps) && d.settings?.fuzzRuns !== undefined,
+    rows: (d) =>
+      d.apps.map((a) => [
+        `\`npm run fuzz\` ${a.app}, ${d.settings.fuzzRuns} runs per operation (goal under 5 min)`,
+        `${a.exitCode === 0 ? 'green' : `exit ${a.exitCode}`} in ${fixed(a.wallSeconds, 1)} s wall; ${int(a.operations)} operations, ` +
+          `${int(a.requests)} requests, 2xx bodies checked on ${int(a.operationsWith2xxChecked)} operations; seed ${a.seed}`,
+      ]),
   },
   {
     match: (d) => Array.isArray(d.drills),
