@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { Factories } from './support/factories.js';
+import { Factories, login } from './support/factories.js';
 import { startPlatformApp, type PlatformTestApp } from './support/platform-test-app.js';
 
 const MCP = '/ai_assistant/mcp';
@@ -130,6 +130,44 @@ describe('AI assistant: MCP server over HTTP', () => {
       .expect(401);
     // A user's JWT works as the spec allows.
     await post(reader.auth.Authorization).expect(200);
+  });
+
+  it('a key ends with the login session that made it (logout, expiry), not with another login of its user', async () => {
+    const manager = await f.loggedInUser(t, { features: MANAGER });
+    const secondLogin = { Authorization: `Bearer ${await login(t, manager.user.email, manager.user.password)}` };
+    const role = await f.role(manager.tenant.id);
+    const ofFirstLogin = await sessionKey(manager.auth);
+    const ofSecondLogin = await sessionKey(secondLogin);
+    const mcpTools = (key: string) =>
+      request(t.url)
+        .post(MCP)
+        .set('Accept', 'application/json, text/event-stream')
+        .set('Authorization', `Bearer ${key}`)
+        .send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    // As `_sessionToken` of a tool call made with the user's (other) JWT: the same rule.
+    const renameWith = (key: string) =>
+      request(t.url)
+        .post('/ai_assistant/tools/execute')
+        .set(secondLogin)
+        .send({ toolName: 'auth__rename_role', args: { roleId: role.id, name: 'Renamed in session', _sessionToken: key } });
+    await mcpTools(ofFirstLogin).expect(200);
+    await renameWith(ofFirstLogin).expect(201);
+
+    await request(t.url).post('/auth/logout').set(manager.auth).expect(302);
+    expect((await mcpTools(ofFirstLogin).expect(401)).body).toEqual({ error: 'invalid or expired session key' });
+    expect((await renameWith(ofFirstLogin).expect(401)).body.code).toBe('invalid_session_token');
+    // The other login's key still works, until its own session ends (expired, not yet swept).
+    await mcpTools(ofSecondLogin).expect(200);
+    await renameWith(ofSecondLogin).expect(201);
+    await ds.query(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [manager.user.id]);
+    await mcpTools(ofSecondLogin).expect(401);
+
+    // A session that ends while the API still holds it in its session cache: no key for it (401, not a 500).
+    const third = await f.loggedInUser(t, { features: READER });
+    await sessionKey(third.auth);
+    await ds.query('DELETE FROM sessions WHERE user_id = $1', [third.user.id]);
+    const late = await request(t.url).post('/ai_assistant/session-key').set(third.auth);
+    expect([late.status, late.body]).toEqual([401, { error: 'session expired or revoked' }]);
   });
 
   it('a key of another tenant sees and touches only its tenant; fewer features, fewer tools; no ai_assistant.view is 403', async () => {

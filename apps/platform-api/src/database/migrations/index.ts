@@ -8,6 +8,7 @@ import { AttachmentStorageDeletions1763938000000 } from './1763938000000-Attachm
 import { AiTenantProviderKeys1763939100000 } from './1763939100000-AiTenantProviderKeys.js';
 import { AiUsageBudgetIndex1763939200000 } from './1763939200000-AiUsageBudgetIndex.js';
 import { AiPendingActionLease1763939300000 } from './1763939300000-AiPendingActionLease.js';
+import { AiSessionKeyLoginSession1763939400000 } from './1763939400000-AiSessionKeyLoginSession.js';
 import { AuditLogs1763810000000 } from './1763810000000-AuditLogs.js';
 import { AuditWritePath1763840000000 } from './1763840000000-AuditWritePath.js';
 import { AuthTokenSealedLink1763870000000 } from './1763870000000-AuthTokenSealedLink.js';
@@ -31,4 +32,5 @@ export const PLATFORM_MIGRATIONS = [
   AiTenantProviderKeys1763939100000,
   AiUsageBudgetIndex1763939200000,
   AiPendingActionLease1763939300000,
+  AiSessionKeyLoginSession1763939400000,
 ];

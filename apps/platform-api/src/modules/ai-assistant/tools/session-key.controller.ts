@@ -21,7 +21,8 @@ export class SessionKeyController {
   @ApiOperation({
     summary: 'A session key for MCP tool calls',
     description:
-      'A random token (only its hash is stored), bound to you and your tenant, valid two hours. Pass it as ' +
+      'A random token (only its hash is stored), bound to you, your tenant and this login session: valid two hours, ' +
+      'or until the session ends (logout, password reset), whichever comes first. Pass it as ' +
       '`_sessionToken` with POST /ai_assistant/tools/execute: the call runs with your own access (the token never ' +
       'widens it) and its pending actions are tied to the token’s session. No body.',
   })

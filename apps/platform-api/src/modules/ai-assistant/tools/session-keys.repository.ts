@@ -17,7 +17,14 @@ interface SessionKeyDbRow {
   expires_at: string;
 }
 
-const COLUMNS = `id, user_id, organization_id, to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires_at`;
+const COLUMNS = `k.id, k.user_id, k.organization_id, to_char(k.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires_at`;
+
+/**
+ * A key lives while it has not expired and the login session that made it lives: logout, a password
+ * reset and the other ends of a session delete its keys (ON DELETE CASCADE); a session past its
+ * `expires_at` that no sweep has deleted yet ends them here.
+ */
+const LIVE_KEY = `k.expires_at > now() AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = k.login_session_id AND s.expires_at > now())`;
 
 const toRow = (r: SessionKeyDbRow): SessionKeyRow => ({
   id: r.id,
@@ -26,20 +33,20 @@ const toRow = (r: SessionKeyDbRow): SessionKeyRow => ({
   expiresAt: r.expires_at,
 });
 
-/** The one writer of `ai_session_keys`. Only a hash of a token is stored. */
+/** The one writer of `ai_session_keys`. Only a hash of a token is stored; each key names the login session that made it. */
 @Injectable()
 export class SessionKeysRepository {
   async insert(
     db: Db,
     scope: TenantScope,
-    input: { organizationId: string | null; tokenHash: string; ttlSeconds: number },
+    input: { organizationId: string | null; loginSessionId: string; tokenHash: string; ttlSeconds: number },
   ): Promise<SessionKeyRow> {
     const row = await queryOne<SessionKeyDbRow>(
       db,
-      `INSERT INTO ai_session_keys (tenant_id, user_id, organization_id, token_hash, expires_at)
-       VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
+      `INSERT INTO ai_session_keys AS k (tenant_id, user_id, organization_id, login_session_id, token_hash, expires_at)
+       VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))
        RETURNING ${COLUMNS}`,
-      [scope.tenantId, scope.userId, input.organizationId, input.tokenHash, input.ttlSeconds],
+      [scope.tenantId, scope.userId, input.organizationId, input.loginSessionId, input.tokenHash, input.ttlSeconds],
     );
     if (!row) throw new Error('session key insert returned no row');
     return toRow(row);
@@ -49,7 +56,7 @@ export class SessionKeysRepository {
   async findLive(db: Db, scope: TenantScope, tokenHash: string): Promise<SessionKeyRow | null> {
     const row = await queryOne<SessionKeyDbRow>(
       db,
-      `SELECT ${COLUMNS} FROM ai_session_keys WHERE token_hash = $1 AND tenant_id = $2 AND user_id = $3 AND expires_at > now()`,
+      `SELECT ${COLUMNS} FROM ai_session_keys k WHERE k.token_hash = $1 AND k.tenant_id = $2 AND k.user_id = $3 AND ${LIVE_KEY}`,
       [tokenHash, scope.tenantId, scope.userId],
     );
     return row ? toRow(row) : null;
@@ -57,17 +64,16 @@ export class SessionKeysRepository {
 
   /**
    * The live key with this hash, whoever made it: authentication by the key alone (the MCP server),
-   * before any scope is known. The key's user must still exist and its tenant be active.
+   * before any scope is known. The key's user must still exist, its tenant be active and its login session live.
    */
   async findLiveForAuthentication(db: Db, tokenHash: string): Promise<(SessionKeyRow & { tenantId: string }) | null> {
     const row = await queryOne<SessionKeyDbRow & { tenant_id: string }>(
       db,
-      `SELECT k.id, k.user_id, k.organization_id, k.tenant_id,
-              to_char(k.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS expires_at
+      `SELECT ${COLUMNS}, k.tenant_id
          FROM ai_session_keys k
          JOIN tenants t ON t.id = k.tenant_id AND t.is_active
          JOIN users u ON u.id = k.user_id AND u.tenant_id = k.tenant_id AND u.deleted_at IS NULL
-        WHERE k.token_hash = $1 AND k.expires_at > now()`,
+        WHERE k.token_hash = $1 AND ${LIVE_KEY}`,
       [tokenHash],
     );
     return row ? { ...toRow(row), tenantId: row.tenant_id } : null;

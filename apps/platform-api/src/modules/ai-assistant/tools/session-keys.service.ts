@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { DomainError } from '@app/service-kit';
 import type { AuthContext } from '../../../core/auth/auth-context.js';
 import { duringAuthentication } from '../../../core/auth/auth-lookup.js';
+import { isForeignKeyViolation } from '../../../core/database/sql-helpers.js';
 import { scopeOf } from '../../../core/scope/tenant-scope.js';
 import { SessionKeysRepository } from './session-keys.repository.js';
 
@@ -11,12 +12,15 @@ import { SessionKeysRepository } from './session-keys.repository.js';
 export const SESSION_KEY_TTL_SECONDS = 2 * 3600;
 const TOKEN_PREFIX = 'aisk_';
 const TOKEN_FORMAT = /^aisk_[A-Za-z0-9_-]{43}$/;
+/** The key's reference to its login session (1763939400000-AiSessionKeyLoginSession). */
+const LOGIN_SESSION_FK = 'ai_session_keys_login_session_id_fkey';
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /**
  * Session keys (POST /ai_assistant/session-key): a random token (256 bits, only its SHA-256 stored),
- * bound to the user and tenant that made it and living two hours. Passed as `_sessionToken` with tool
+ * bound to the user, tenant and login session that made it, living two hours or until that login
+ * session ends (logout, password reset: the key then answers 401 like an expired one). Passed as `_sessionToken` with tool
  * calls, it ties them to one assistant session: their pending actions carry its id as session id.
  */
 @Injectable()
@@ -29,14 +33,21 @@ export class SessionKeysService {
   async create(auth: AuthContext): Promise<{ sessionToken: string; expiresAt: string }> {
     const sessionToken = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
     const scope = scopeOf(auth);
-    const key = await this.dataSource.transaction(async (tx) => {
-      await this.repository.deleteExpiredOfUser(tx, scope);
-      return this.repository.insert(tx, scope, {
-        organizationId: auth.organizationId,
-        tokenHash: hashOf(sessionToken),
-        ttlSeconds: SESSION_KEY_TTL_SECONDS,
+    const key = await this.dataSource
+      .transaction(async (tx) => {
+        await this.repository.deleteExpiredOfUser(tx, scope);
+        return this.repository.insert(tx, scope, {
+          organizationId: auth.organizationId,
+          loginSessionId: auth.sessionId,
+          tokenHash: hashOf(sessionToken),
+          ttlSeconds: SESSION_KEY_TTL_SECONDS,
+        });
+      })
+      .catch((error: unknown) => {
+        // The login session ended after this request was authenticated from the session cache.
+        if (isForeignKeyViolation(error, LOGIN_SESSION_FK)) throw DomainError.unauthorized('session expired or revoked');
+        throw error;
       });
-    });
     return { sessionToken, expiresAt: key.expiresAt };
   }
 
