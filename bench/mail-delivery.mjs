@@ -311,9 +311,11 @@ async function rawRun(privateKey) {
 async function rawSender() {
   const released = new Promise((resolve) => process.once('message', resolve));
   const nodemailer = (await import('nodemailer')).default;
+  const { parseConnectionUrl } = await import('nodemailer/lib/shared/index.js');
   const { buildMessage } = await import(pathToFileURL(path.join(DIST, 'modules/delivery/email-message.js')).href);
+  // As MailTransport: the URL's settings, then the pool's (given a `url`, createTransport ignores the rest).
   const transport = nodemailer.createTransport({
-    url: process.env.RAW_SMTP_URL,
+    ...parseConnectionUrl(process.env.RAW_SMTP_URL),
     pool: true,
     maxConnections: POOL_SIZE,
     maxMessages: 10_000,

@@ -159,6 +159,16 @@ describe('email delivery (real Postgres, Redis and SMTP)', () => {
     expect(sink.messagesFor(ids)).toHaveLength(0);
   }, 60_000);
 
+  it('reuses its pooled SMTP connections: 20 emails over at most MAIL_SMTP_POOL_SIZE connections', async () => {
+    const ids = await queueEmails(Array.from({ length: 20 }, (_, i) => ({ subject: `pooled ${i}` })));
+    const connectionsBefore = sink.stats.connections;
+    await startWorker({ smtpPoolSize: 2 });
+    await waitForStatus(db, ids, ['SENT']);
+    expect(sink.messagesFor(ids)).toHaveLength(20);
+    // A transport that opened a connection per message (nodemailer given `{url, pool}` reads the URL alone) made 20.
+    expect(sink.stats.connections - connectionsBefore).toBeLessThanOrEqual(2);
+  }, 60_000);
+
   it('sends once whatever the duplicates: enqueued twice, a second job for the same email, a job after SENT', async () => {
     const [id] = await queueEmails([{ subject: 'once' }]);
     const deliveryQueue = t.app.get(EmailDeliveryQueue);

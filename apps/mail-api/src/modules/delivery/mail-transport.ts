@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
+import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
 import { isThrottling, RelayPausedError, RelayThrottle } from './relay-throttle.js';
 
@@ -48,8 +49,12 @@ export class MailTransport implements OnApplicationShutdown {
   ) {
     if (config.smtpUrl) {
       this.outboxDir = null;
+      // The URL's settings (host, port, smtps:, credentials, query options such as `?tls.rejectUnauthorized=`),
+      // then ours. Not `{url, pool, ...}`: given a `url`, nodemailer's createTransport reads the URL alone
+      // and drops every other option, so there was no pool (a new connection per email) and none of the
+      // timeouts below applied.
       this.transporter = nodemailer.createTransport({
-        url: config.smtpUrl,
+        ...parseConnectionUrl(config.smtpUrl),
         pool: true,
         maxConnections: config.smtpPoolSize,
         // A pooled connection is recycled after this many messages; high, since the relay is ours.
