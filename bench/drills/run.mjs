@@ -32,6 +32,8 @@ import {
 const CONTACTS = Number(process.env.DRILL_CONTACTS ?? 3000);
 const RESULTS_FILE = process.env.DRILLS_RESULTS_FILE ?? fileURLToPath(new URL('../results/drills.json', import.meta.url));
 const SHARED_PG = process.env.MAIL_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Postgres restart drill: requests sent after the restart that must all succeed before the load stops. */
+const RECOVERY_REQUESTS = 200;
 
 async function workerEnv(env) {
   return { ...env, MAIL_WORKER_METRICS_PORT: String(await freePort()) };
@@ -228,10 +230,13 @@ const DRILLS = {
     const { from } = await seedAudience(env, 0);
     let n = 0;
     const statuses = {};
+    // The load runs until enough requests sent after the restart were answered (stopped below); the
+    // duration is only a cap. With a fixed 20 s a slow restart could outlast it: no request after the
+    // restart, and 'done' emitted before anything listened for it (the runner then exited with 13).
     const load = autocannon({
       url: base.url,
       connections: 50,
-      duration: 20,
+      duration: 120,
       timeout: 15,
       requests: [
         {
@@ -252,6 +257,7 @@ const DRILLS = {
     });
     // Each answer is filed by when its request was sent (now minus its latency): only requests sent
     // after Postgres is back show recovery, and every one of them must succeed.
+    const finished = new Promise((resolve) => load.on('done', resolve));
     let backAt = Infinity;
     const afterBack = {};
     load.on('response', (_c, status, _bytes, latencyMs) => {
@@ -266,13 +272,16 @@ const DRILLS = {
     await sleep(3000);
     await postgres.start();
     backAt = Date.now();
-    const result = await new Promise((resolve) => load.on('done', resolve));
+    const answeredAfterBack = () => Object.values(afterBack).reduce((a, b) => a + b, 0);
+    await waitUntil(async () => answeredAfterBack() >= RECOVERY_REQUESTS, 60_000, 50);
+    load.stop();
+    const result = await finished;
     const unclean = Object.keys(statuses).filter((s) => !(Number(s) < 300 || Number(s) >= 500));
     const [partial] = await sql(
       env.MAIL_DATABASE_URL,
       `SELECT count(*)::int AS n FROM (SELECT subject FROM emails GROUP BY 1 HAVING count(*) <> 3) x`,
     );
-    const sentAfter = Object.values(afterBack).reduce((a, b) => a + b, 0);
+    const sentAfter = answeredAfterBack();
     const recovered = sentAfter > 0 && (afterBack[200] ?? 0) === sentAfter;
     const ok = okBefore > 0 && result.errors === 0 && result.timeouts === 0 && unclean.length === 0 && partial.n === 0 && recovered;
     return verdict(
