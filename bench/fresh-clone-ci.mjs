@@ -7,7 +7,7 @@
 //   BENCH_CI_LOG=<file>: where the run's output goes (default: ci.log beside the clone, in the OS temp dir)
 //   BENCH_CI_PARSE=<file>: only parse an existing `.ci/run` log (no run) and print what it would record
 import { execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,6 +64,9 @@ if (process.env.BENCH_CI_PARSE) {
   console.log(JSON.stringify(parseCiLog(readFileSync(process.env.BENCH_CI_PARSE, 'utf8')), null, 2));
 } else {
   const workdir = mkdtempSync(path.join(tmpdir(), 'fresh-clone-ci-'));
+  // mkdtemp makes it 0700; the tests' embedded Postgres runs as user `postgres` (Postgres refuses root)
+  // and must reach its binaries in the clone's node_modules, as in a checkout anywhere else.
+  chmodSync(workdir, 0o755);
   const clone = path.join(workdir, 'repo');
   const logFile = path.resolve(process.env.BENCH_CI_LOG ?? path.join(workdir, 'ci.log'));
   execFileSync('git', ['clone', '-q', ROOT, clone], { stdio: 'inherit' });

@@ -71,10 +71,18 @@ export async function privatePostgres() {
           stdio: ['pipe', 'pipe', 'inherit'],
         },
       );
-      const line = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(String(d))));
+      // A child that dies before its ready line fails the drill (waiting on stdout alone left nothing
+      // to wake the runner, which then exited with 13 and no verdict).
+      const line = await new Promise((resolve, reject) => {
+        child.stdout.once('data', (d) => resolve(String(d)));
+        child.once('exit', (code, signal) =>
+          reject(new Error(`private postgres exited (${code ?? signal}) before it was ready; its log: ${path.join(dir, 'pg.log')}`)),
+        );
+      });
       if (!line.includes('"ready":true')) throw new Error(`private postgres: ${line}`);
     },
     async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     },
