@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { ImageResizer } from '../src/modules/attachments/image-resizer.js';
+import { ATTACHMENT_STORAGE, type AttachmentStorage, variantKey } from '../src/modules/attachments/storage/attachment-storage.js';
 import { startTestStorage, type StorageDriverName, type TestStorage } from './support/attachments-storage.js';
 import { Factories, testIp } from './support/factories.js';
 import { startPlatformApp } from './support/platform-test-app.js';
@@ -100,6 +101,20 @@ describe.each(['local', 's3'] as StorageDriverName[])('image variants are bounde
     const a = await app.image(`/attachments/image/${id}?height=3000`).expect(200);
     const b = await app.image(`/attachments/image/${id}?height=10&cropType=contain`).expect(200);
     expect(a.headers.etag).toBe(b.headers.etag);
+  });
+
+  it('an empty stored variant (a write in progress on a store without atomic PUTs) is rendered again, never answered empty', async () => {
+    const id = await app.upload(source);
+    const url = `/attachments/image/${id}?width=4&height=10&cropType=contain`;
+    expect(await dims((await app.image(url).expect(200)).body as Buffer)).toEqual({ width: 4, height: 4 });
+    // The first answer comes before its variant is written: wait until it is stored.
+    for (let i = 0; !(await app.variants(id)).stored.includes('4x10-contain'); i++) {
+      if (i > 200) throw new Error('the variant was never stored');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await app.t.app.get<AttachmentStorage>(ATTACHMENT_STORAGE).writeBuffer(variantKey(id, '4x10-contain'), Buffer.alloc(0));
+    const again = await app.image(url).expect(200);
+    expect(await dims(again.body as Buffer)).toEqual({ width: 4, height: 4 });
   });
 
   it('keeps at most 25 variants per attachment: 100 distinct sizes leave 25 in storage, the 25 most recent', async () => {

@@ -75,7 +75,11 @@ export class AttachmentImagesService {
 
     const key = variantKey(row.id, variant.name);
     const [stored, listed] = await Promise.all([this.storage.read(key), this.variants.touch(row, variant.name)]);
-    if (stored) {
+    // An empty object is never a variant (a PNG or JPEG has bytes): it is a write still in progress on a
+    // store whose PUTs are not atomic (s3rver, some S3-compatible servers) or a damaged object. Rendered
+    // again, as a miss, rather than answered as a 200 with no image.
+    if (stored && stored.length === 0) stored.body.destroy();
+    if (stored && stored.length > 0) {
       // Stored but not listed (written before the list existed): listed now, so it counts.
       if (!listed) await this.variants.record(row, variant.name);
       headers['content-length'] = String(stored.length);
@@ -117,7 +121,7 @@ export class AttachmentImagesService {
 
   private async render(row: AttachmentRow, key: string, variant: ImageVariant): Promise<Buffer> {
     const done = await this.storage.readBuffer(key);
-    if (done) return done;
+    if (done && done.length > 0) return done; // empty: see serve()
     return this.resizer.resize(await this.sourceInput(row), { ...variant, mimeType: row.mimeType });
   }
 
