@@ -313,12 +313,15 @@ async function rawSender() {
   const nodemailer = (await import('nodemailer')).default;
   const { parseConnectionUrl } = await import('nodemailer/lib/shared/index.js');
   const { buildMessage } = await import(pathToFileURL(path.join(DIST, 'modules/delivery/email-message.js')).href);
-  // As MailTransport: the URL's settings, then the pool's (given a `url`, createTransport ignores the rest).
+  const { connectToRelay } = await import(pathToFileURL(path.join(DIST, 'modules/delivery/relay-socket.js')).href);
+  // As MailTransport: the URL's settings, then the pool's (given a `url`, createTransport ignores the rest),
+  // its connections opened by the same hook with Nagle off: the pair compares the same sockets.
   const transport = nodemailer.createTransport({
     ...parseConnectionUrl(process.env.RAW_SMTP_URL),
     pool: true,
     maxConnections: POOL_SIZE,
     maxMessages: 10_000,
+    getSocket: connectToRelay,
   });
   const dkim = { domainName: DOMAIN, keySelector: 'bench', privateKey: process.env.RAW_PRIVATE_KEY };
   const index = Number(process.env.RAW_SENDER_INDEX);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import nodemailer, { type SendMailOptions, type Transporter } from 'nodemailer';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
 import { MAIL_CONFIG, type MailConfig } from '../../config/mail-config.js';
+import { connectToRelay } from './relay-socket.js';
 import { isThrottling, RelayPausedError, RelayThrottle } from './relay-throttle.js';
 
 /** One send's mark, set when the gate held it (nodemailer copies the message's own keys into `mail.data`). */
@@ -63,6 +64,8 @@ export class MailTransport implements OnApplicationShutdown {
         greetingTimeout: 15_000,
         // A worker slot stuck on a dead socket delays every email behind it; BullMQ retries instead.
         socketTimeout: 60_000,
+        // Each pooled connection opened with Nagle's algorithm off (relay-socket.ts says why).
+        getSocket: connectToRelay,
       } as nodemailer.TransportOptions);
       this.transporter.use('stream', (mail, done) => {
         this.gateBeforeMailFrom(mail as unknown as CompiledMail);
