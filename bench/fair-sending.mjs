@@ -134,6 +134,8 @@ function startWorkers() {
     MAIL_SMTP_URL: sink.url,
     MAIL_RATE_PER_SECOND: String(RATE),
     MAIL_TRACKING: 'false',
+    // Several workers on one machine: each its own free port for /metrics (the default 9465 fits one).
+    MAIL_WORKER_METRICS_PORT: '0',
   };
   const started = Array.from({ length: WORKERS }, (_, i) => spawnNode(`mail-worker-${i + 1}`, entryPoint('mail', 'worker'), env));
   children.push(...started);

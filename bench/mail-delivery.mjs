@@ -146,6 +146,8 @@ async function startWorkers(rate, { profile = false } = {}) {
     MAIL_RATE_PER_SECOND: String(rate),
     MAIL_SEND_CONCURRENCY: String(CONCURRENCY),
     MAIL_SMTP_POOL_SIZE: String(POOL_SIZE),
+    // Several workers on one machine: each its own free port for /metrics (the default 9465 fits one).
+    MAIL_WORKER_METRICS_PORT: '0',
   };
   const started = Array.from({ length: WORKERS }, (_, i) => {
     const label = `mail-worker-${i + 1}`;

@@ -72,9 +72,10 @@ export class EventBus implements OnApplicationShutdown {
     // Without a live subscription (none yet, or Redis away) local listeners are served at once.
     const local = !this.subscriberReady;
     if (local) this.deliver(stamped);
-    const envelope = JSON.stringify({ origin: this.instanceId, local, events: stamped });
+    // The journal's script adds `events` and `journalIds` (each event serialized once, there).
+    const envelopeHead = JSON.stringify({ origin: this.instanceId, local }).slice(0, -1);
     try {
-      await this.journal.appendAndPublish(this.channel, envelope.slice(0, -1), stamped);
+      await this.journal.appendAndPublish(this.channel, envelopeHead, stamped);
     } catch (err) {
       this.logger.warn({ err: (err as Error).message, events: stamped.length }, 'could not publish events to other instances');
       if (!local) this.deliver(stamped);
