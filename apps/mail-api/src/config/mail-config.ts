@@ -46,7 +46,12 @@ export class MailEnv {
   @Matches(PUBLIC_KEY_PATTERN, { message: 'must be pk_ followed by 48 lowercase hex characters' })
   MAIL_BOOTSTRAP_PUBLIC_KEY?: string;
 
-  @EnvVar('deliver through SMTP; unset: `.eml` files in `MAIL_OUTBOX_DIR`') @IsOptional() @Matches(SMTP_URL) MAIL_SMTP_URL?: string;
+  @EnvVar(
+    "deliver through SMTP (`smtp://` or `smtps://`, credentials in the URL; query options are nodemailer's SMTP options, e.g. `?requireTLS=true`, `?tls.rejectUnauthorized=false`); unset: `.eml` files in `MAIL_OUTBOX_DIR`",
+  )
+  @IsOptional()
+  @Matches(SMTP_URL)
+  MAIL_SMTP_URL?: string;
   @EnvVar('where unsent messages are written', { default: '`<DATA_DIR>/outbox`' }) @IsOptional() @IsString() MAIL_OUTBOX_DIR?: string;
   @EnvVar('comma list of `ip:port` for verification lookups', { default: 'system resolvers' })
   @IsOptional()
