@@ -156,15 +156,16 @@ export class EmailDeliveryBatcher {
       // Like one by one: only the first call for an email changes it (and records its event).
       return calls.map((c) => changed.delete(c.email.id));
     };
-    // A batch without campaign or workflow emails has no event to commit with its SENT: its one UPDATE is
-    // atomic alone, and BEGIN and COMMIT were two of the three round trips per batch (as `withEvent` for one).
-    if (calls.every((c) => sentEvent(c.email) === null)) return update(this.dataSource);
+    // Each call's `email.sent` event, if its email has one (campaign and workflow emails).
+    const events = calls.map((c) => sentEvent(c.email));
+    // A batch without such emails has no event to commit with its SENT: its one UPDATE is atomic alone,
+    // and BEGIN and COMMIT were two of the three round trips per batch (as `withEvent` for one).
+    if (events.every((e) => e === null)) return update(this.dataSource);
     return this.dataSource.transaction(async (tx) => {
       const results = await update(tx);
-      const events = calls.filter((_, i) => results[i]).map((c) => sentEvent(c.email));
       await this.outcomes.record(
         tx,
-        events.filter((e): e is OutcomeEvent => e !== null),
+        events.filter((e, i): e is OutcomeEvent => results[i] && e !== null),
       );
       return results;
     });
