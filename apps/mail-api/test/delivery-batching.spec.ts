@@ -7,7 +7,7 @@ import { projectScope } from '../src/core/scope/project-scope.js';
 import { EmailDeliveryBatcher } from '../src/modules/delivery/email-delivery-batcher.js';
 import { EMAIL_QUEUE, EmailDeliveryQueue, MailEmailPriority } from '../src/modules/delivery/email-delivery.queue.js';
 import { WorkerModule } from '../src/worker.module.js';
-import { emailRows, insertEmails, insertVerifiedDomain, waitForStatus } from './support/delivery-fixtures.js';
+import { emailRows, insertContact, insertEmails, insertVerifiedDomain, waitForStatus } from './support/delivery-fixtures.js';
 import { createProject } from './support/mail-api-helpers.js';
 import { startMailApp, type MailTestApp } from './support/mail-test-app.js';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.js';
@@ -69,6 +69,39 @@ describe('email delivery: batched claims and outcomes', () => {
     ]);
     expect(sent.filter(Boolean)).toHaveLength(1);
     expect((await emailRows(db, [id]))[0]).toMatchObject({ status: 'SENT', provider_message_id: '250 first', claimed_until: null });
+  });
+
+  it('a SENT batch records one email.sent per campaign email, none for a duplicate call or a transactional email in it', async () => {
+    const contactId = await insertContact(db, projectA, 'batch-event@example.net');
+    const [{ id: campaignId }] = await db.query<{ id: string }[]>(
+      `INSERT INTO campaigns (project_id, name, subject, body, from_email, audience_type, status)
+       VALUES ($1, 'Batch', 'S', 'B', $2, 'ALL', 'SENDING') RETURNING id`,
+      [projectA, `news@${DOMAIN}`],
+    );
+    const [campaignEmail] = await insertEmails(
+      db,
+      projectA,
+      [{ to: 'batch-event@example.net', type: 'MARKETING', contactId, campaignId }],
+      {
+        from: `news@${DOMAIN}`,
+      },
+    );
+    const [transactional] = await insertEmails(db, projectA, fixtures(1, 'batch-event-tx'), { from: `news@${DOMAIN}` });
+    const scope = projectScope(projectA);
+    const [a, b] = await Promise.all([campaignEmail, transactional].map((emailId) => batcher().claim(scope, { emailId, lockSeconds: 60 })));
+    // One batch: the campaign email twice (a duplicate job) beside the transactional one.
+    const sent = await Promise.all([
+      batcher().markSent(scope, { email: a!, providerMessageId: '250 a' }),
+      batcher().markSent(scope, { email: a!, providerMessageId: '250 a again' }),
+      batcher().markSent(scope, { email: b!, providerMessageId: '250 b' }),
+    ]);
+    expect(sent).toEqual([true, false, true]);
+    const events = await db.query<{ name: string; emailId: string }[]>(
+      `SELECT name, data->>'emailId' AS "emailId" FROM events WHERE project_id = $1 AND name = 'email.sent' AND contact_id = $2`,
+      [projectA, contactId],
+    );
+    expect(events).toEqual([{ name: 'email.sent', emailId: campaignEmail }]);
+    expect((await emailRows(db, [campaignEmail, transactional])).map((r) => r.status)).toEqual(['SENT', 'SENT']);
   });
 
   it('a batch whose statement fails runs its calls one by one: the others are not failed with it', async () => {
