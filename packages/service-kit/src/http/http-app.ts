@@ -5,7 +5,7 @@ import type { ExpressAdapter, NestExpressApplication } from '@nestjs/platform-ex
 import type { TrustProxySetting } from './client-address.js';
 import { weakEtag } from './etag.js';
 import { AppLogger, RequestLog } from './logging.module.js';
-import { RequestBodyGuard } from './request-body.js';
+import { DEFAULT_BODY_LIMIT, RequestBodyGuard } from './request-body.js';
 import { resolveRequestId } from './request-id.js';
 import { bindRouteGuards } from './route-guards.js';
 import { HttpMetrics } from '../metrics/http-metrics.js';
@@ -13,7 +13,7 @@ import { HttpMetrics } from '../metrics/http-metrics.js';
 export interface HttpAppOptions {
   /** Applies the app's pipes, filters and OpenAPI; shared by main.ts and the e2e tests. */
   configure: (app: NestExpressApplication) => void | Promise<void>;
-  /** Largest JSON / form body a route accepts unless it declares its own with `@BodyLimit` (default 1 MB). */
+  /** Largest JSON / form body a route accepts unless it declares its own with `@BodyLimit` (default DEFAULT_BODY_LIMIT, 1 MB). */
   bodyLimit?: string;
   /** Status for input refused before validation (NUL characters, deep nesting): the app's validation status. */
   invalidInputStatus: 400 | 422;
@@ -41,7 +41,7 @@ export async function createHttpApp(module: unknown, options: HttpAppOptions): P
   bindRouteGuards(app, {
     authenticate: app.get(options.authGuard),
     parseBody: new RequestBodyGuard(app.get(Reflector), {
-      defaultLimit: options.bodyLimit ?? '1mb',
+      defaultLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
       invalidInputStatus: options.invalidInputStatus,
     }),
   });

@@ -11,6 +11,9 @@ export const BODY_LIMIT = 'http:body-limit';
 /** A route that accepts larger bodies than the app's default (e.g. `/v1/send` with attachments). */
 export const BodyLimit = (limit: string) => SetMetadata(BODY_LIMIT, limit);
 
+/** The body limit of an app's routes unless the app or the route says otherwise. */
+export const DEFAULT_BODY_LIMIT = '1mb';
+
 /** Deeper JSON than any of our bodies needs; recursive code further on (validation, logging) stays safe. */
 export const MAX_BODY_DEPTH = 64;
 
@@ -37,8 +40,6 @@ export interface RequestBodyOptions {
  */
 @Injectable()
 export class RequestBodyGuard implements CanActivate {
-  private readonly parsers = new Map<string, RequestHandler[]>();
-
   constructor(
     private readonly reflector: Reflector,
     private readonly options: RequestBodyOptions,
@@ -58,31 +59,12 @@ export class RequestBodyGuard implements CanActivate {
 
   private async parse(context: ExecutionContext, req: Request, res: Response): Promise<boolean> {
     const limit = routeMetadata<string>(this.reflector, context, BODY_LIMIT) ?? this.options.defaultLimit;
-    for (const parse of this.parsersFor(limit)) {
-      // A body one parser has read to its end is skipped by the next ("body already parsed"): not
-      // calling it spares a promise and its content-type match on every JSON request.
-      if (req.readableEnded) break;
-      // body-parser's errors are http-errors objects (status, type, expose): normalizeError maps them.
-      await new Promise<void>((resolve, reject) =>
-        parse(req, res, (error?: unknown) =>
-          error ? reject(error instanceof Error ? error : new Error('body parser failed')) : resolve(),
-        ),
-      );
-    }
+    await readRequestBody(req, res, limit);
     if (req.body !== undefined && typeof req.body === 'object' && req.body !== null) {
       const problem = inspectBody(req.body as object);
       if (problem) this.refuse(problem);
     }
     return true;
-  }
-
-  private parsersFor(limit: string): RequestHandler[] {
-    let parsers = this.parsers.get(limit);
-    if (!parsers) {
-      parsers = [bodyParser.json({ limit }), bodyParser.urlencoded({ limit, extended: true })];
-      this.parsers.set(limit, parsers);
-    }
-    return parsers;
   }
 
   private refuse(problem: InputProblem): never {
@@ -94,6 +76,49 @@ export class RequestBodyGuard implements CanActivate {
       status: this.options.invalidInputStatus,
       details: [detail],
     });
+  }
+}
+
+/** The parsers of a limit (JSON, then forms), shared: body-parser's parsers keep no state between requests. */
+const parsersByLimit = new Map<string, RequestHandler[]>();
+
+function parsersFor(limit: string): RequestHandler[] {
+  let parsers = parsersByLimit.get(limit);
+  if (!parsers) {
+    parsers = [bodyParser.json({ limit }), bodyParser.urlencoded({ limit, extended: true })];
+    parsersByLimit.set(limit, parsers);
+  }
+  return parsers;
+}
+
+/** The read of each request's body, kept so that a second reader gets the first one's outcome. */
+const bodyReads = new WeakMap<Request, Promise<void>>();
+
+/**
+ * Reads a JSON or form body into `req.body` (up to `limit`), once per request: a later call gets the
+ * outcome of the first, the body or the same error (http-errors: 400 malformed, 413 too large, 415),
+ * since a request's stream can be read only once. The RequestBodyGuard reads through it; so does a
+ * route's own early answer in front of its Nest pipeline (FeatureCheckFastPath in the platform), which
+ * leaves any failure to the route's guard. The first reader's limit applies: both use the route's.
+ */
+export function readRequestBody(req: Request, res: Response, limit: string): Promise<void> {
+  let read = bodyReads.get(req);
+  if (!read) {
+    read = parseBody(req, res, parsersFor(limit));
+    bodyReads.set(req, read);
+  }
+  return read;
+}
+
+async function parseBody(req: Request, res: Response, parsers: RequestHandler[]): Promise<void> {
+  for (const parse of parsers) {
+    // A body one parser has read to its end is skipped by the next ("body already parsed"): not
+    // calling it spares a promise and its content-type match on every JSON request.
+    if (req.readableEnded) break;
+    // body-parser's errors are http-errors objects (status, type, expose): normalizeError maps them.
+    await new Promise<void>((resolve, reject) =>
+      parse(req, res, (error?: unknown) => (error ? reject(error instanceof Error ? error : new Error('body parser failed')) : resolve())),
+    );
   }
 }
 

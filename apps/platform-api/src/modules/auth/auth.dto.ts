@@ -34,13 +34,18 @@ export class RefreshDto {
   @ApiProperty() @IsString() @IsNotEmpty({ message: 'refreshToken is required' }) @MaxLength(512) refreshToken: string;
 }
 
+/** decisions.md: `POST /auth/feature-check` takes at most 50 features, each at most 128 characters. */
+export const FEATURE_CHECK_MAX_FEATURES = 50;
+export const FEATURE_CHECK_MAX_FEATURE_LENGTH = 128;
+
+/** What the route validates; FeatureCheckFastPath answers only bodies this class accepts as they are. */
 export class FeatureCheckDto {
-  @ApiProperty({ type: [String], maxItems: 50 })
+  @ApiProperty({ type: [String], maxItems: FEATURE_CHECK_MAX_FEATURES })
   @IsArray({ message: 'features must be an array' })
-  @ArrayMaxSize(50, { message: 'at most 50 features' })
+  @ArrayMaxSize(FEATURE_CHECK_MAX_FEATURES, { message: `at most ${FEATURE_CHECK_MAX_FEATURES} features` })
   @IsString({ each: true })
   @IsNotEmpty({ each: true, message: 'features must be non-empty strings' })
-  @MaxLength(128, { each: true })
+  @MaxLength(FEATURE_CHECK_MAX_FEATURE_LENGTH, { each: true })
   features: string[];
 }
 

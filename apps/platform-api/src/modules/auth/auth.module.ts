@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
 import { AccountEmailModule } from '../account-email/account-email.module.js';
 import { UsersDataModule } from '../users/users-data.module.js';
@@ -8,6 +8,7 @@ import { AuthJobs } from './auth.jobs.js';
 import { AuthService } from './auth.service.js';
 import { AuthTokensRepository } from './auth-tokens.repository.js';
 import { AuthTokensService } from './auth-tokens.service.js';
+import { FeatureCheckFastPath } from './feature-check-fast-path.js';
 import { PasswordResetController } from './password-reset.controller.js';
 import { PasswordResetService } from './password-reset.service.js';
 import { ProfileService } from './profile.service.js';
@@ -35,4 +36,9 @@ import { TokenLinkEmails } from './token-link-emails.js';
   ],
   exports: [AuthService, AuthTokensService, PasswordResetService, SessionsRepository, AuthTokensRepository],
 })
-export class AuthModule {}
+export class AuthModule implements NestModule {
+  /** Nest builds the middleware's own instance from this module's providers. */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(FeatureCheckFastPath).forRoutes({ path: 'auth/feature-check', method: RequestMethod.POST });
+  }
+}
