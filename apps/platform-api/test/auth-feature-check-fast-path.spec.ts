@@ -137,6 +137,23 @@ describe('POST /auth/feature-check: the early answer in front of the route', () 
     }
   });
 
+  it('a failure inside it becomes the answer of the route, not a request left hanging', async () => {
+    const caller = await f.loggedInUser(t, { features: ['auth.*'] });
+    await check(caller.auth, { features: ['auth.roles.list'] }).expect(200); // warm: answered early
+    // The early answer's call fails once; the route then runs the same service and answers.
+    const checkFeatures = jest.spyOn(ProfileService.prototype, 'checkFeatures').mockImplementationOnce(() => {
+      throw new Error('failure inside the early answer');
+    });
+    try {
+      const res = await check(caller.auth, { features: ['auth.roles.list'] }).timeout(5000);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ ok: true, granted: ['auth.roles.list'], userId: caller.user.id });
+      expect(checkFeatures).toHaveBeenCalledTimes(2);
+    } finally {
+      checkFeatures.mockRestore();
+    }
+  });
+
   it('counts its answers under the route in the HTTP metrics', async () => {
     const caller = await f.loggedInUser(t, { features: ['auth.*'] });
     for (let i = 0; i < 3; i++) await check(caller.auth, { features: ['auth.roles.list'] }).expect(200);

@@ -53,13 +53,22 @@ export class FeatureCheckFastPath implements NestMiddleware {
   private answer(req: Request, res: Response, next: NextFunction, auth: AuthContext | null): void {
     if (!auth) return next(); // no valid token: 401 from the route's guard
     readRequestBody(req, res, DEFAULT_BODY_LIMIT).then(
-      () => {
-        const features = acceptedFeatures(req.body);
-        if (!features) return next();
-        res.status(200).json(this.profile.checkFeatures(auth, features));
-      },
+      () => this.respond(req, res, next, auth),
       () => next(), // malformed, too large or of an unsupported type: the route's guard rethrows it
     );
+  }
+
+  private respond(req: Request, res: Response, next: NextFunction, auth: AuthContext): void {
+    const features = acceptedFeatures(req.body);
+    if (!features) return next();
+    let result: ReturnType<ProfileService['checkFeatures']>;
+    try {
+      result = this.profile.checkFeatures(auth, features);
+    } catch {
+      // Inside a promise callback a throw would leave the request unanswered: the route answers instead.
+      return next();
+    }
+    res.status(200).json(result);
   }
 }
 
