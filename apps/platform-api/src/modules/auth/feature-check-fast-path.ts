@@ -52,6 +52,7 @@ export class FeatureCheckFastPath implements NestMiddleware {
 
   private answer(req: Request, res: Response, next: NextFunction, auth: AuthContext | null): void {
     if (!auth) return next(); // no valid token: 401 from the route's guard
+    // The route's limit: it has no @BodyLimit, and createPlatformHttpApp keeps the default.
     readRequestBody(req, res, DEFAULT_BODY_LIMIT).then(
       () => this.respond(req, res, next, auth),
       () => next(), // malformed, too large or of an unsupported type: the route's guard rethrows it
