@@ -5,7 +5,7 @@ import { validateSync } from 'class-validator';
 import express from 'express';
 import fc from 'fast-check';
 import request from 'supertest';
-import { readRequestBody } from '@app/service-kit';
+import { DEFAULT_BODY_LIMIT, readRequestBody } from '@app/service-kit';
 import { parsePrometheusText, sampleValue } from '@app/service-kit/testing';
 import { AccessAuthenticator } from '../src/core/auth/access-authenticator.service.js';
 import { FeatureCheckDto } from '../src/modules/auth/auth.dto.js';
@@ -124,6 +124,34 @@ describe('POST /auth/feature-check: the early answer in front of the route', () 
     expect(ended.body).toMatchObject({ ok: false, error: 'session expired or revoked' });
   });
 
+  it('follows a role ACL change and a tenant deactivation at once, after answering the caller early', async () => {
+    const caller = await f.loggedInUser(t, { features: ['auth.roles.*'] });
+    const manager = await f.loggedInUser(t, { isSuperAdmin: true }, caller.tenant);
+    const operator = await f.loggedInUser(t, { isSuperAdmin: true });
+    // Warm (the first request loads the session and the ACL), then answered early from the cache.
+    for (let i = 0; i < 2; i++) {
+      await check(caller.auth, { features: ['auth.roles.list'] }).expect(200, {
+        ok: true,
+        granted: ['auth.roles.list'],
+        userId: caller.user.id,
+      });
+    }
+    await request(t.url)
+      .put('/auth/roles/acl')
+      .set(manager.auth)
+      .send({ roleId: caller.role.id, features: ['auth.users.*'], isSuperAdmin: false, organizations: null })
+      .expect(200);
+    await check(caller.auth, { features: ['auth.roles.list', 'auth.users.list'] }).expect(200, {
+      ok: false,
+      granted: ['auth.users.list'],
+      userId: caller.user.id,
+    });
+    await request(t.url).put('/directory/tenants').set(operator.auth).send({ id: caller.tenant.id, isActive: false }).expect(200);
+    const refused = await check(caller.auth, { features: ['auth.users.list'] });
+    expect(refused.status).toBe(401);
+    expect(refused.body).toMatchObject({ ok: false, error: expect.any(String) });
+  });
+
   it('is in front of the real route: a request passes through it', async () => {
     const caller = await f.loggedInUser(t, { features: ['auth.*'] });
     // On the prototype: Nest makes the middleware's instance itself, and looks `answer` up at each request.
@@ -178,7 +206,7 @@ describe('POST /auth/feature-check: the early answer in front of the route', () 
       app.post('/auth/feature-check', (req, res, next) => fastPath.use(req, res, next));
       // What the route's body guard gets: the body read once, or the first read's error again.
       app.post('/auth/feature-check', (req, res) => {
-        readRequestBody(req, res, '1mb').then(
+        readRequestBody(req, res, DEFAULT_BODY_LIMIT).then(
           () => res.status(418).json({ body: req.body ?? null }),
           (error: { status?: number }) => res.status(418).json({ bodyError: error.status }),
         );
