@@ -1,42 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import net, { type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { SMTPServer } from 'smtp-server';
 import { loadMailConfig } from '../src/config/mail-config.js';
 import { MailTransport } from '../src/modules/delivery/mail-transport.js';
 import { connectToRelay } from '../src/modules/delivery/relay-socket.js';
 import { RelayThrottle } from '../src/modules/delivery/relay-throttle.js';
+import { startSmtpSink, type SinkTls } from './support/smtp-sink.js';
 
 /** Whether Node will open (or opened) the socket with TCP_NODELAY: the flag `setNoDelay` and `noDelay` store. */
 function noDelayOf(socket: net.Socket): boolean {
   const flag = Object.getOwnPropertySymbols(socket).find((s) => s.description === 'kSetNoDelay');
   if (!flag) throw new Error('this Node keeps no kSetNoDelay flag on its sockets: check relay-socket.spec');
   return (socket as unknown as Record<symbol, boolean>)[flag];
-}
-
-/** A real SMTP server (smtp-server, its built-in self-signed certificate) that records the messages' subjects. */
-async function startRelay(options: {
-  secure: boolean;
-}): Promise<{ port: number; subjects: string[]; tls: boolean[]; close(): Promise<void> }> {
-  const subjects: string[] = [];
-  const tls: boolean[] = [];
-  const server = new SMTPServer({
-    secure: options.secure,
-    authOptional: true,
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        subjects.push(/^Subject: (.*)$/m.exec(Buffer.concat(chunks).toString())?.[1]?.trim() ?? '');
-        tls.push(Boolean(session.secure));
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return { port, subjects, tls, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 describe('relay connections (a real SMTP server on loopback)', () => {
@@ -80,12 +55,12 @@ describe('relay connections (a real SMTP server on loopback)', () => {
     expect((answers[0] as NodeJS.ErrnoException).code).toBe('ECONNREFUSED');
   });
 
-  it.each([
-    ['smtps: (TLS from the first byte)', true, (port: number) => `smtps://127.0.0.1:${port}?tls.rejectUnauthorized=false`],
-    ['smtp: with STARTTLS', false, (port: number) => `smtp://127.0.0.1:${port}?tls.rejectUnauthorized=false&requireTLS=true`],
-  ])('MailTransport delivers over its own sockets on %s', async (_name, secure, urlFor) => {
-    const relay = await startRelay({ secure });
-    const config = { ...loadMailConfig({}), smtpUrl: urlFor(relay.port), smtpPoolSize: 2 };
+  it.each<[string, SinkTls, string]>([
+    ['smtps: (TLS from the first byte)', 'implicit', '?tls.rejectUnauthorized=false'],
+    ['smtp: with STARTTLS', 'starttls', '?tls.rejectUnauthorized=false&requireTLS=true'],
+  ])('MailTransport delivers over its own sockets on %s', async (_name, tls, query) => {
+    const relay = await startSmtpSink({ tls });
+    const config = { ...loadMailConfig({}), smtpUrl: `${relay.url}${query}`, smtpPoolSize: 2 };
     const transport = new MailTransport(config, new RelayThrottle(redis, config));
     try {
       // The pool takes its sockets from connectToRelay (nodemailer keeps the hook as the pool's getSocket).
@@ -97,8 +72,9 @@ describe('relay connections (a real SMTP server on loopback)', () => {
           transport.send({ from: 'news@mail.example.com', to: 'ada@example.net', subject: `over tls ${i}`, text: 'hello' }, `m${i}`),
         ),
       );
-      expect(relay.subjects.sort()).toEqual(['over tls 1', 'over tls 2', 'over tls 3']);
-      expect(relay.tls).toEqual([true, true, true]);
+      const subjects = await Promise.all(relay.messages.map(async (m) => (await relay.parse(m)).subject));
+      expect(subjects.sort()).toEqual(['over tls 1', 'over tls 2', 'over tls 3']);
+      expect(relay.messages.map((m) => m.overTls)).toEqual([true, true, true]);
     } finally {
       await transport.onApplicationShutdown();
       await relay.close();

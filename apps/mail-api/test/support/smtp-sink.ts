@@ -11,7 +11,12 @@ export interface SinkMessage {
   envelope: { from: string; to: string[] };
   /** The Message-ID header as sent (with angle brackets), or null. */
   messageId: string | null;
+  /** Whether the message came over TLS (`tls` option: from the first byte, or after STARTTLS). */
+  overTls: boolean;
 }
+
+/** How clients reach the sink: plain SMTP (default), TLS from the first byte (`smtps:`), or STARTTLS offered. */
+export type SinkTls = 'none' | 'implicit' | 'starttls';
 
 export interface SmtpSink {
   url: string;
@@ -72,11 +77,12 @@ function take<T extends { left: number }>(slot: T | null): T | null {
 }
 
 /**
- * A real SMTP server (smtp-server) on 127.0.0.1 and a random port, without TLS or authentication,
- * collecting what it accepts. A message counts as delivered only when the sink answers 250 on a
+ * A real SMTP server (smtp-server) on 127.0.0.1 and a random port, without authentication, collecting
+ * what it accepts; without TLS unless `tls` says otherwise (smtp-server's built-in self-signed certificate). A message counts as delivered only when the sink answers 250 on a
  * connection that is still open: a client killed while its DATA answer was held never delivered.
  */
-export async function startSmtpSink(): Promise<SmtpSink> {
+export async function startSmtpSink(options: { tls?: SinkTls } = {}): Promise<SmtpSink> {
+  const tls = options.tls ?? 'none';
   const messages: SinkMessage[] = [];
   const refusals: SmtpSink['refusals'] = [];
   const stats = { connections: 0, dataReceived: 0, held: 0 };
@@ -96,9 +102,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   };
 
   const server = new SMTPServer({
-    secure: false,
+    secure: tls === 'implicit',
     authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    disabledCommands: tls === 'starttls' ? ['AUTH'] : ['STARTTLS', 'AUTH'],
     logger: false,
     size: 50 * 1024 * 1024,
     closeTimeout: 1000,
@@ -144,6 +150,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
               startedAt: transactionStarts.get(session.id) ?? 0,
               envelope,
               messageId: headerValue(raw, 'Message-ID'),
+              overTls: Boolean(session.secure),
             });
           }
           callback(null, `OK queued as sink-${messages.length}`);
@@ -168,7 +175,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const port = (server.server.address() as AddressInfo).port;
 
   const sink: SmtpSink = {
-    url: `smtp://127.0.0.1:${port}`,
+    url: `${tls === 'implicit' ? 'smtps' : 'smtp'}://127.0.0.1:${port}`,
     port,
     messages,
     transactionStarts: startLog,
