@@ -15,9 +15,17 @@
 //    workers, each with the same concurrency and pool size, in BENCH_DELIVERY_ROUNDS (default 3) rounds
 //    whose order alternates; the medians. Targets: the pipeline at least 500 emails/s and 0.9x raw
 //    nodemailer (issue #34); every email SENT. Each figure is printed with `met` or `MISSED`.
+// c. Floor (issue #34), after the two in each round: what the pipeline does per email besides building and
+//    sending the message, measured alone in as many processes: BullMQ workers with the email queue's job
+//    and worker options whose job only claims the row and records it SENT through the app's own
+//    EmailDeliveryBatcher (the same statements and batching; no message, no SMTP). Its CPU per email
+//    (processes, Postgres, Redis) added to raw nodemailer's bounds the ratio this design can reach on a
+//    machine where the CPU is the limit: raw / (raw + floor). Then the job alone (a job that does
+//    nothing): the part of the floor that one BullMQ job per email costs. Printed and kept, no target.
 //
 // Knobs: BENCH_WORKERS (default 2), BENCH_DELIVERY_EMAILS (5000), BENCH_SEND_CONCURRENCY (64, per
-// worker), BENCH_SMTP_POOL_SIZE (8, per worker), BENCH_SKIP_RATE=1 (only b), MAIL_DATABASE_URL (server), REDIS_URL.
+// worker), BENCH_SMTP_POOL_SIZE (8, per worker), BENCH_SKIP_RATE=1 (only b), BENCH_DELIVERY_FLOOR=0 (no c),
+// MAIL_DATABASE_URL (server), REDIS_URL.
 // Always stops the workers, drops the database and deletes the bench's Redis keys.
 // Writes bench/results/mail-delivery.json (BENCH_RESULTS_FILE: another path, e.g. a file to commit).
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -58,6 +66,10 @@ const RESULTS_FILE = path.resolve(process.env.BENCH_RESULTS_FILE ?? path.join(RE
 // Issue #34: pipeline and raw nodemailer in BENCH_DELIVERY_ROUNDS interleaved rounds; goal at least 0.9x.
 const ROUNDS = Number(process.env.BENCH_DELIVERY_ROUNDS ?? 3);
 const RATIO_TARGET = 0.9;
+// The floor's processes report their count every so many emails.
+const FLOOR_REPORT_EVERY = 10;
+// BENCH_DELIVERY_FLOOR=0: no floor runs (c).
+const FLOOR = process.env.BENCH_DELIVERY_FLOOR !== '0';
 const DIST = path.join(REPO_ROOT, 'apps', 'mail-api', 'dist');
 const HTML = `<h1>Hello {{name}}</h1>${'<p>Your weekly digest: three new articles, one event and a short survey.</p>'.repeat(20)}`;
 
@@ -132,8 +144,9 @@ async function queueEmails(projectId, count, label) {
   return ids;
 }
 
-async function startWorkers(rate, { profile = false } = {}) {
-  const env = {
+/** The environment of the mail workers (and of the floor's processes, which read the same config). */
+function workerEnv(rate) {
+  return {
     ...process.env,
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
@@ -149,6 +162,10 @@ async function startWorkers(rate, { profile = false } = {}) {
     // Several workers on one machine: each its own free port for /metrics (the default 9465 fits one).
     MAIL_WORKER_METRICS_PORT: '0',
   };
+}
+
+async function startWorkers(rate, { profile = false } = {}) {
+  const env = workerEnv(rate);
   const started = Array.from({ length: WORKERS }, (_, i) => {
     const label = `mail-worker-${i + 1}`;
     const profiled = profile && CPU_PROF_DIR ? profiledEnv(env, CPU_PROF_DIR, label) : null;
@@ -173,11 +190,12 @@ async function waitForReceipts(target, timeoutMs, workers = []) {
  * CPU per email while the sink receives (Linux): the sending processes (workers, or raw senders),
  * the Postgres backends of the bench database, Redis (shared: noisy) and this process (the sink).
  * Measured from the first message at the sink to the last, so process start-up is not counted.
+ * `done`: how many emails are done so far (by default, the messages at the sink).
  */
-async function cpuWhileReceiving(senders, target) {
+async function cpuWhileReceiving(senders, target, done = () => sink.total) {
   if (!cpuAccountingAvailable) return null;
-  const base = sink.total;
-  while (sink.total === base) await sleep(5);
+  const base = done();
+  while (done() === base) await sleep(5);
   const sources = {
     apiPids: senders.map((p) => p.child.pid),
     backendPids: () =>
@@ -189,8 +207,8 @@ async function cpuWhileReceiving(senders, target) {
     redis: accountingRedis,
   };
   const before = await cpuSnapshot(sources);
-  const counted = sink.total - base;
-  while (sink.total - base < target) await sleep(20);
+  const counted = done() - base;
+  while (done() - base < target) await sleep(20);
   const { api, postgres, redis, loadGenerator, total } = cpuPerRequest(before, await cpuSnapshot(sources), target - counted);
   return { senders: api, postgres, redis, sink: loadGenerator, total };
 }
@@ -359,6 +377,141 @@ async function rawSender() {
   process.disconnect?.();
 }
 
+/**
+ * The floor (c): WORKERS `--floor-worker` children take EMAILS jobs off the email queue, each job only
+ * claimed and recorded SENT (no message). Its CPU per email is the pipeline's besides the message.
+ * `statements: false`: the jobs do nothing (the job alone); their rows are deleted afterwards, so that
+ * no later worker's requeue finds them QUEUED.
+ */
+async function floorRun(projectId, { statements }) {
+  const ids = await queueEmails(projectId, EMAILS, statements ? 'floor' : 'floor-job');
+  let done = 0;
+  let firstAt = null;
+  let firstDone = 0;
+  let lastAt = null;
+  const processes = Array.from({ length: WORKERS }, (_, i) => {
+    const label = `floor-worker-${i + 1}`;
+    const env = { ...workerEnv(10_000), FLOOR_STATEMENTS: statements ? '1' : '0' };
+    const child = fork(fileURLToPath(import.meta.url), ['--floor-worker'], { env, stdio: 'inherit' });
+    child.on('message', (m) => {
+      if (typeof m?.done !== 'number') return;
+      done += m.done;
+      if (firstAt === null) [firstAt, firstDone] = [Date.now(), done];
+      if (done >= EMAILS) lastAt ??= Date.now();
+    });
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    children.push({ label, child, exited });
+    return children[children.length - 1];
+  });
+  const cpuPerEmail = cpuWhileReceiving(processes, EMAILS, () => done);
+  const deadline = Date.now() + 300_000;
+  while (done < EMAILS) {
+    if (Date.now() > deadline) fail(`the floor finished ${done} of ${EMAILS} emails within 300 s`);
+    const dead = processes.find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+    if (dead) fail(`${dead.label} exited during the run (output above)`);
+    await sleep(20);
+  }
+  const cpuUsPerEmail = await cpuPerEmail;
+  for (const p of processes) p.child.send('exit');
+  for (const p of processes) {
+    const result = await p.exited;
+    if (result.code !== 0) fail(`${p.label} ${describeExit(result)} (output above)`);
+  }
+  const seconds = (lastAt - firstAt) / 1000;
+  const sent = statements ? await countSent(ids) : null;
+  if (!statements) await withClient(databaseUrl, (c) => c.query('DELETE FROM emails WHERE id = ANY($1::uuid[])', [ids]));
+  return {
+    emails: EMAILS,
+    processes: WORKERS,
+    statements,
+    emailsPerSecond: Math.round((EMAILS - firstDone) / seconds),
+    ...(statements ? { sent } : {}),
+    cpuUsPerEmail,
+  };
+}
+
+/**
+ * One `--floor-worker` child: a BullMQ worker of the email queue with the app's worker options, whose
+ * job claims its email and records it SENT through the app's EmailDeliveryBatcher, as the pipeline does
+ * around the message (FLOOR_STATEMENTS=1), or does nothing (the job alone). Reports its count to the bench every FLOOR_REPORT_EVERY emails, and the rest soon after.
+ */
+async function floorWorker() {
+  const released = new Promise((resolve) => process.once('message', resolve));
+  const { Worker } = await import('bullmq');
+  const { DataSource } = await import('typeorm');
+  const load = (file) => import(pathToFileURL(path.join(DIST, file)).href);
+  const { loadMailConfig } = await load('config/mail-config.js');
+  const { mailDataSourceOptions } = await load('core/database/data-source-options.js');
+  const { projectScope } = await load('core/scope/project-scope.js');
+  const { EmailDeliveryRepository } = await load('modules/delivery/email-delivery.repository.js');
+  const { EmailDeliveryBatcher } = await load('modules/delivery/email-delivery-batcher.js');
+  const { EmailOutcomeEvents } = await load('modules/delivery/email-outcome-events.js');
+  const { emailQueueWorkerOptions } = await load('modules/delivery/email-queue-options.js');
+  const config = loadMailConfig(process.env);
+  const dataSource = await new DataSource(mailDataSourceOptions(config.databaseUrl)).initialize();
+  // Transactional emails have no `email.sent` event: the outcomes' event service is never reached.
+  const batcher = new EmailDeliveryBatcher(
+    dataSource,
+    new EmailDeliveryRepository(config),
+    new EmailOutcomeEvents(dataSource, null),
+    config,
+  );
+  let unreported = 0;
+  const report = () => {
+    if (unreported === 0) return;
+    process.send({ done: unreported });
+    unreported = 0;
+  };
+  const flush = setInterval(report, 50);
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  // The job alone does nothing; the floor's job claims its email and records it SENT, as a delivery does around the message.
+  const handle =
+    process.env.FLOOR_STATEMENTS === '1'
+      ? async (job) => {
+          const scope = projectScope(job.data.projectId);
+          const email = await batcher.claim(scope, { emailId: job.data.emailId, lockSeconds: config.sendLockSeconds });
+          if (!email) throw new Error(`email ${job.data.emailId} was not claimed`);
+          const providerMessageId = `<${email.id}@floor>`;
+          await batcher.markSent(scope, { email, providerMessageId });
+          return { status: 'SENT', providerMessageId };
+        }
+      : async () => ({ status: 'SKIPPED' });
+  const worker = new Worker(
+    'mail-email',
+    async (job) => {
+      const outcome = await handle(job);
+      if (++unreported === FLOOR_REPORT_EVERY) report();
+      return outcome;
+    },
+    { connection, prefix: QUEUE_PREFIX, ...emailQueueWorkerOptions(config), autorun: true },
+  );
+  await released;
+  clearInterval(flush);
+  await worker.close();
+  connection.disconnect();
+  await dataSource.destroy();
+  process.disconnect?.();
+}
+
+/**
+ * The floor's medians over the rounds (c): CPU per email of the floor and of the job alone, each also as
+ * a share of raw nodemailer's in its round, the bound raw / (raw + floor), and the share of raw's CPU
+ * that the ratio target leaves for everything the pipeline adds.
+ */
+function floorSummary(rounds, median) {
+  const share = (r, part) => part.cpuUsPerEmail.total / r.rawNodemailer.cpuUsPerEmail.total;
+  const two = (x) => Number(x.toFixed(2));
+  return {
+    cpuUsPerEmail: median(rounds.map((r) => r.floor.cpuUsPerEmail.total)),
+    shareOfRaw: two(median(rounds.map((r) => share(r, r.floor)))),
+    jobCpuUsPerEmail: median(rounds.map((r) => r.floorJob.cpuUsPerEmail.total)),
+    jobShareOfRaw: two(median(rounds.map((r) => share(r, r.floorJob)))),
+    bound: median(rounds.map((r) => r.floorBound)),
+    budgetShareOfRaw: two(1 / RATIO_TARGET - 1),
+    allSent: rounds.every((r) => r.floor.sent === r.floor.emails),
+  };
+}
+
 /** `MISSED` beside a figure whose target is not met, so a run never reads as a pass by accident. */
 function verdict(met) {
   return met ? 'met' : 'MISSED';
@@ -396,10 +549,17 @@ async function main() {
     for (const side of round % 2 === 0 ? ['pipeline', 'raw'] : ['raw', 'pipeline'])
       measured[side] = side === 'pipeline' ? await pipelineRun(projectId) : await rawRun(privateKey);
     const { pipeline, raw } = measured;
+    // After both, so that a pipeline run has sealed the domain's key, as the floor's claims read it.
+    const floor = FLOOR ? await floorRun(projectId, { statements: true }) : null;
+    const floorJob = FLOOR ? await floorRun(projectId, { statements: false }) : null;
     const ratio = Number((pipeline.emailsPerSecond / raw.emailsPerSecond).toFixed(2));
     const cpuRatio =
       pipeline.cpuUsPerEmail && raw.cpuUsPerEmail ? Number((raw.cpuUsPerEmail.total / pipeline.cpuUsPerEmail.total).toFixed(2)) : null;
-    rounds.push({ pipeline, rawNodemailer: raw, ratio, cpuRatio });
+    const floorBound =
+      floor?.cpuUsPerEmail && raw.cpuUsPerEmail
+        ? Number((raw.cpuUsPerEmail.total / (raw.cpuUsPerEmail.total + floor.cpuUsPerEmail.total)).toFixed(2))
+        : null;
+    rounds.push({ pipeline, rawNodemailer: raw, ratio, cpuRatio, ...(floor ? { floor, floorJob, floorBound } : {}) });
     console.log(
       `bench: round ${round + 1}: pipeline ${pipeline.emails} emails in ${pipeline.seconds} s = ${pipeline.emailsPerSecond} emails/s ` +
         `(${pipeline.sent}/${pipeline.emails} SENT); raw nodemailer in ${raw.processes} processes ${raw.emailsPerSecond} emails/s; ` +
@@ -408,6 +568,8 @@ async function main() {
     for (const [name, c] of [
       ['pipeline', pipeline.cpuUsPerEmail],
       ['raw nodemailer', raw.cpuUsPerEmail],
+      ['floor (claim, SENT and the job; no message)', floor?.cpuUsPerEmail],
+      ['floor, the job alone', floorJob?.cpuUsPerEmail],
     ]) {
       if (c) {
         console.log(
@@ -421,6 +583,7 @@ async function main() {
   const rawEmailsPerSecond = median(rounds.map((r) => r.rawNodemailer.emailsPerSecond));
   const ratio = median(rounds.map((r) => r.ratio));
   const cpuRatio = rounds.every((r) => r.cpuRatio !== null) ? median(rounds.map((r) => r.cpuRatio)) : null;
+  const floor = rounds.every((r) => typeof r.floorBound === 'number') ? floorSummary(rounds, median) : null;
   const allSent = rounds.every((r) => r.pipeline.sent === r.pipeline.emails);
   const pipelineFast = pipelineEmailsPerSecond >= 500;
   const ratioMet = ratio >= RATIO_TARGET;
@@ -433,12 +596,20 @@ async function main() {
       `(median of ${ROUNDS} interleaved rounds: ${rounds.map((r) => r.ratio).join(', ')}; target >= ${RATIO_TARGET}: ${verdict(ratioMet)})` +
       (cpuRatio ? `; cpu ratio ${cpuRatio}` : ''),
   );
+  if (floor) {
+    console.log(
+      `bench: floor: claim, SENT and the job alone cost ${floor.cpuUsPerEmail} us of CPU per email (median; every floor email SENT: ` +
+        `${floor.allSent ? 'yes' : 'NO'}), ${floor.shareOfRaw}x raw nodemailer's; the job alone ${floor.jobCpuUsPerEmail} us ` +
+        `(${floor.jobShareOfRaw}x). The highest ratio to raw nodemailer with the floor, raw / (raw + floor): ${floor.bound} ` +
+        `(median of ${rounds.map((r) => r.floorBound).join(', ')}); ${RATIO_TARGET}x leaves ${floor.budgetShareOfRaw}x raw's CPU for all of it`,
+    );
+  }
   console.log(misses.length ? `bench: MISSED: ${misses.join(', ')}` : 'bench: every target met');
 
   writeBenchResult(
     RESULTS_FILE,
-    { rate, throughput: { pipelineEmailsPerSecond, rawEmailsPerSecond, ratio, cpuRatio, rounds }, missed: misses },
-    { workers: WORKERS, sendConcurrency: CONCURRENCY, smtpPoolSize: POOL_SIZE, emails: EMAILS, rounds: ROUNDS },
+    { rate, throughput: { pipelineEmailsPerSecond, rawEmailsPerSecond, ratio, cpuRatio, floor, rounds }, missed: misses },
+    { workers: WORKERS, sendConcurrency: CONCURRENCY, smtpPoolSize: POOL_SIZE, emails: EMAILS, rounds: ROUNDS, floor: FLOOR },
   );
   console.log(`written: ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
 }
@@ -459,6 +630,8 @@ function cleanup() {
 
 if (process.argv.includes('--raw-sender')) {
   await rawSender();
+} else if (process.argv.includes('--floor-worker')) {
+  await floorWorker();
 } else {
   await runBenchScript('bench:delivery', main, cleanup);
 }

@@ -88,6 +88,19 @@ const HEADLINES = [
       ['raw nodemailer emails/s, same sink', int(d.throughput.rawEmailsPerSecond)],
       ['pipeline / raw nodemailer', `${fixed(d.throughput.ratio, 2)} (cpu ratio ${fixed(d.throughput.cpuRatio, 2)})`],
       ['per-round ratios', d.throughput.rounds.map((r) => fixed(r.ratio, 2)).join(', ')],
+      ...(d.throughput.floor
+        ? [
+            [
+              'floor: claim, SENT and the job, no message (CPU per email, x raw nodemailer)',
+              `${int(d.throughput.floor.cpuUsPerEmail)} us (${fixed(d.throughput.floor.shareOfRaw, 2)}x)`,
+            ],
+            ['floor: the job alone', `${int(d.throughput.floor.jobCpuUsPerEmail)} us (${fixed(d.throughput.floor.jobShareOfRaw, 2)}x)`],
+            [
+              'highest ratio with the floor, raw / (raw + floor)',
+              `${fixed(d.throughput.floor.bound, 2)} (0.9x leaves ${fixed(d.throughput.floor.budgetShareOfRaw, 2)}x raw for all the pipeline adds)`,
+            ],
+          ]
+        : []),
       ...(d.rate ? [['rate held', JSON.stringify(d.rate)]] : []),
     ],
   },
