@@ -495,11 +495,14 @@ async function floorWorker() {
 
 /**
  * The floor's medians over the rounds (c): CPU per email of the floor and of the job alone, each also as
- * a share of raw nodemailer's in its round, the bound raw / (raw + floor), and the share of raw's CPU
- * that the ratio target leaves for everything the pipeline adds.
+ * a share of raw nodemailer's in its round, the bound raw / (raw + floor), the same bound from the
+ * sending processes' CPU alone (as if Postgres and Redis ran on other cores), and the share of raw's
+ * CPU that the ratio target leaves for everything the pipeline adds.
  */
 function floorSummary(rounds, median) {
   const share = (r, part) => part.cpuUsPerEmail.total / r.rawNodemailer.cpuUsPerEmail.total;
+  const processBound = (r) =>
+    r.rawNodemailer.cpuUsPerEmail.senders / (r.rawNodemailer.cpuUsPerEmail.senders + r.floor.cpuUsPerEmail.senders);
   const two = (x) => Number(x.toFixed(2));
   return {
     cpuUsPerEmail: median(rounds.map((r) => r.floor.cpuUsPerEmail.total)),
@@ -507,6 +510,7 @@ function floorSummary(rounds, median) {
     jobCpuUsPerEmail: median(rounds.map((r) => r.floorJob.cpuUsPerEmail.total)),
     jobShareOfRaw: two(median(rounds.map((r) => share(r, r.floorJob)))),
     bound: median(rounds.map((r) => r.floorBound)),
+    processBound: two(median(rounds.map(processBound))),
     budgetShareOfRaw: two(1 / RATIO_TARGET - 1),
     allSent: rounds.every((r) => r.floor.sent === r.floor.emails),
   };
@@ -601,7 +605,8 @@ async function main() {
       `bench: floor: claim, SENT and the job alone cost ${floor.cpuUsPerEmail} us of CPU per email (median; every floor email SENT: ` +
         `${floor.allSent ? 'yes' : 'NO'}), ${floor.shareOfRaw}x raw nodemailer's; the job alone ${floor.jobCpuUsPerEmail} us ` +
         `(${floor.jobShareOfRaw}x). The highest ratio to raw nodemailer with the floor, raw / (raw + floor): ${floor.bound} ` +
-        `(median of ${rounds.map((r) => r.floorBound).join(', ')}); ${RATIO_TARGET}x leaves ${floor.budgetShareOfRaw}x raw's CPU for all of it`,
+        `(median of ${rounds.map((r) => r.floorBound).join(', ')}); ${RATIO_TARGET}x leaves ${floor.budgetShareOfRaw}x raw's CPU for all of it. ` +
+        `From the sending processes' CPU alone (Postgres and Redis on other cores): ${floor.processBound}`,
     );
   }
   console.log(misses.length ? `bench: MISSED: ${misses.join(', ')}` : 'bench: every target met');

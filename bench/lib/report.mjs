@@ -99,6 +99,7 @@ const HEADLINES = [
               'highest ratio with the floor, raw / (raw + floor)',
               `${fixed(d.throughput.floor.bound, 2)} (0.9x leaves ${fixed(d.throughput.floor.budgetShareOfRaw, 2)}x raw for all the pipeline adds)`,
             ],
+            ['the same from the sending processes alone (Postgres and Redis on other cores)', fixed(d.throughput.floor.processBound, 2)],
           ]
         : []),
       ...(d.rate ? [['rate held', JSON.stringify(d.rate)]] : []),
