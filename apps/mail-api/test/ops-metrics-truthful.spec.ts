@@ -36,7 +36,8 @@ describe('mail-api metrics: truthful under failure, exported once', () => {
   });
   afterAll(async () => {
     await worker?.kill();
-    if (!apiClosed) await t?.close();
+    if (!apiClosed) await t?.app.close();
+    await t?.cleanup();
   });
 
   it('reads the backlog through the partial index of unfinished emails, not a scan of the table', async () => {
@@ -85,8 +86,9 @@ describe('mail-api metrics: truthful under failure, exported once', () => {
     expect(sampleValue(before, 'bullmq_queue_exporter', { service: 'mail-worker' })).toBe(0);
     expect(findSamples(before, 'bullmq_queue_jobs')).toEqual([]);
     expect(sampleValue(before, 'build_info', { service: 'mail-worker', version: VERSION })).toBe(1);
-    // The API stops (its lease released): the worker's next scrape takes over.
-    await t.close();
+    // The API stops (its lease released): the worker's next scrape takes over. Only the app: the file's
+    // database and queue keys stay for the worker until afterAll.
+    await t.app.close();
     apiClosed = true;
     const after = await scrape(workerUrl);
     expect(sampleValue(after, 'bullmq_queue_exporter')).toBe(1);

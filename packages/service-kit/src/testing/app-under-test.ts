@@ -6,7 +6,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DataSourceOptions } from 'typeorm';
 import { migrateDatabase } from '../database/migrate.js';
 import { listen } from '../http/http-app.js';
-import { createTestDatabase, uniqueQueuePrefix, type TestDatabase } from './test-database.js';
+import { createTestDatabase, deleteQueueKeys, uniqueQueuePrefix, type TestDatabase } from './test-database.js';
 
 /** How an app is configured and built: what each app's test support hands to the helpers below. */
 export interface AppUnderTest<TConfig> {
@@ -35,16 +35,20 @@ export interface RunningTestApp<TConfig> extends AppTestEnv<TConfig> {
   close(): Promise<void>;
 }
 
-/** A fresh database (migrated), a private queue prefix and data dir: everything one test file owns. */
+/**
+ * A fresh database (migrated), a private queue prefix and data dir: everything one test file owns, and
+ * `cleanup` removes all three (a QUEUE_PREFIX the caller chose in `env` is the caller's: its keys stay).
+ */
 export async function createAppTestEnv<TConfig>(target: AppUnderTest<TConfig>, env: NodeJS.ProcessEnv = {}): Promise<AppTestEnv<TConfig>> {
   const db = await createTestDatabase(target.name);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `${target.name}-test-`));
+  const queuePrefix = uniqueQueuePrefix(target.name);
   const config = target.loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     [target.databaseUrlVar]: db.url,
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    QUEUE_PREFIX: uniqueQueuePrefix(target.name),
+    QUEUE_PREFIX: queuePrefix,
     DATA_DIR: dataDir,
     // The specs' HTTP client stands in for a reverse proxy on loopback, so a spec can pose as different
     // clients with X-Forwarded-For (hardening specs check the production default of trusting nobody).
@@ -59,6 +63,7 @@ export async function createAppTestEnv<TConfig>(target: AppUnderTest<TConfig>, e
     dataDir,
     cleanup: async () => {
       await db.drop();
+      await deleteQueueKeys(queuePrefix);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
