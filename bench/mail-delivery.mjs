@@ -433,7 +433,8 @@ async function floorRun(projectId, { statements }) {
 /**
  * One `--floor-worker` child: a BullMQ worker of the email queue with the app's worker options, whose
  * job claims its email and records it SENT through the app's EmailDeliveryBatcher, as the pipeline does
- * around the message (FLOOR_STATEMENTS=1), or does nothing (the job alone). Reports its count to the bench every FLOOR_REPORT_EVERY emails, and the rest soon after.
+ * around the message (FLOOR_STATEMENTS=1), or does nothing (the job alone). Reports its count to the
+ * bench every FLOOR_REPORT_EVERY emails, and the rest soon after.
  */
 async function floorWorker() {
   const released = new Promise((resolve) => process.once('message', resolve));
