@@ -4,7 +4,7 @@ import { waitFor } from '@app/service-kit/testing';
 import { EMAIL_QUEUE } from '../src/modules/delivery/email-delivery.queue.js';
 import { WORKFLOW_QUEUE } from '../src/modules/workflows/workflows.queue.js';
 import type { WorkerFleet } from './support/worker-fleet.js';
-import { workerOwningConnection } from './support/worker-process.js';
+import { workerOwningConnection, type WorkerProcess } from './support/worker-process.js';
 import {
   createWorkflow,
   listExecutions,
@@ -38,8 +38,10 @@ describe('workflow steps killed mid-effect (worker processes, private Redis)', (
       DOMAIN,
       { name: 'T', subject: 'Hello {{email}}', body: '<p>Hi</p>', from: `team@${DOMAIN}` },
       {
-        // A killed attempt's claim (and the step job's lock) lapses after 0.2 s + 5 s.
-        MAIL_WEBHOOK_TIMEOUT_MS: '200',
+        // A killed attempt's claim (and the step job's lock) lapses after 2 s + 5 s. The held request stays
+        // open for those 2 s: the window in which the test must kill its sender (0.2 s was too short when
+        // the machine was loaded).
+        MAIL_WEBHOOK_TIMEOUT_MS: '2000',
         // An email whose send the kill interrupts is taken over after this.
         MAIL_SEND_LOCK_SECONDS: '1',
       },
@@ -101,10 +103,13 @@ describe('workflow steps killed mid-effect (worker processes, private Redis)', (
     const alive = () => fleet.alive();
 
     // (a) One worker takes the WEBHOOK step; the receiver holds its reply; that worker dies with the request open.
+    // The sender is found as the request begins, while its connection is surely open (a lookup after the
+    // wait below found none on a loaded machine, once the step's timeout had closed it).
     receiver.holdNext(120_000);
+    receiver.tagArrivals((clientPort) => workerOwningConnection(running, clientPort));
     await track(t, key, CONTACT, 'signed_up');
     await until(() => (hooks('/hook').length === 1 ? true : null), 'the webhook request to arrive (its reply held)');
-    const hookSender = workerOwningConnection(running, hooks('/hook')[0].remotePort!);
+    const hookSender = hooks('/hook')[0].tag as WorkerProcess | null;
     expect(hookSender).not.toBeNull();
     const dataBefore = sink.stats.dataReceived;
     sink.delayNextData(120_000);

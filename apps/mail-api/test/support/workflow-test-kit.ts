@@ -106,6 +106,8 @@ export interface ReceivedRequest {
   at: number;
   /** The client's port: which process sent it (`workerOwningConnection`). */
   remotePort: number | undefined;
+  /** What `tagArrivals` said of the client port when the request began (the client may time out soon after). */
+  tag?: unknown;
 }
 
 export interface WebhookReceiver {
@@ -117,6 +119,11 @@ export interface WebhookReceiver {
   holdNext(ms: number, count?: number, path?: string): void;
   /** Answers every held request now (a test that holds a reply until it has seen what it waits for). */
   releaseHeld(): void;
+  /**
+   * Tags each later request with `tag(clientPort)`, computed as the request begins: while the client's
+   * connection is surely open (e.g. which worker process owns it), not once a short client timeout closed it.
+   */
+  tagArrivals(tag: (clientPort: number) => unknown): void;
   close(): Promise<void>;
 }
 
@@ -126,7 +133,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const planned: number[] = [];
   const hold: { ms: number; left: number; path?: string } = { ms: 0, left: 0 };
   const held = new Map<NodeJS.Timeout, () => void>();
+  let tagArrival: ((clientPort: number) => unknown) | null = null;
   const server = http.createServer((req, res) => {
+    const remotePort = req.socket.remotePort;
+    const tag = tagArrival && remotePort !== undefined ? { tag: tagArrival(remotePort) } : {};
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -136,7 +146,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         at: Date.now(),
-        remotePort: req.socket.remotePort,
+        remotePort,
+        ...tag,
       });
       const status = planned.shift() ?? 200;
       const answer = () => {
@@ -160,6 +171,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     requests,
     respondWith: (...statuses) => void planned.push(...statuses),
     holdNext: (ms, count = 1, path) => Object.assign(hold, { ms, left: count, path }),
+    tagArrivals: (tag) => {
+      tagArrival = tag;
+    },
     releaseHeld: () => {
       for (const [timer, answer] of held) {
         clearTimeout(timer);
