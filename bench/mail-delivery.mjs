@@ -179,8 +179,7 @@ async function waitForReceipts(target, timeoutMs, workers = []) {
   const deadline = Date.now() + timeoutMs;
   while (sink.received.length < target) {
     if (Date.now() > deadline) fail(`the sink got ${sink.received.length} of ${target} messages within ${timeoutMs / 1000} s`);
-    const dead = workers.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
-    if (dead) fail(`${dead.label} exited during the run (output above)`);
+    failIfExited(workers);
     await sleep(20);
   }
   return sink.received.splice(0, target);
@@ -284,6 +283,32 @@ async function profileSummaries(processes, window) {
 }
 
 /**
+ * A child of this script in `mode` (`--raw-sender`, `--floor-worker`), tracked for cleanup. It waits
+ * for the bench's word before it exits (`releaseChildren`), so that its CPU time and profile are read first.
+ */
+function forkChild(label, mode, env) {
+  const child = fork(fileURLToPath(import.meta.url), [mode], { env, stdio: 'inherit' });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  children.push({ label, child, exited });
+  return children[children.length - 1];
+}
+
+/** Lets forked children exit, and fails the bench if one did not exit cleanly. */
+async function releaseChildren(forked) {
+  for (const p of forked) p.child.send('exit');
+  for (const p of forked) {
+    const result = await p.exited;
+    if (result.code !== 0) fail(`${p.label} ${describeExit(result)} (output above)`);
+  }
+}
+
+/** Fails the bench if one of `processes` died while it waits on them. */
+function failIfExited(processes) {
+  const dead = processes.find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+  if (dead) fail(`${dead.label} exited during the run (output above)`);
+}
+
+/**
  * Raw nodemailer in WORKERS child processes, as many as the pipeline's workers (one process against
  * two would flatter the ratio): same message, pool size and concurrency per process, EMAILS in all.
  */
@@ -293,15 +318,7 @@ async function rawRun(privateKey) {
     const label = `raw-sender-${i + 1}`;
     const env = { ...process.env, RAW_SMTP_URL: sink.url, RAW_PRIVATE_KEY: privateKey, RAW_SENDER_INDEX: String(i) };
     const profiled = CPU_PROF_DIR ? profiledEnv(env, CPU_PROF_DIR, label) : null;
-    // A sender waits for the bench's word before it exits: its CPU time and profile are read first.
-    const child = fork(fileURLToPath(import.meta.url), ['--raw-sender'], { env: profiled?.env ?? env, stdio: 'inherit' });
-    children.push({
-      label,
-      child,
-      profileFile: profiled?.file,
-      exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
-    });
-    return children[children.length - 1];
+    return Object.assign(forkChild(label, '--raw-sender', profiled?.env ?? env), { profileFile: profiled?.file });
   });
   const cpuPerEmail = cpuWhileReceiving(senders, EMAILS);
   const times = await waitForReceipts(EMAILS, 300_000);
@@ -311,11 +328,7 @@ async function rawRun(privateKey) {
     toUs: times[times.length - 1] * 1000 + toMonotonicUs,
   });
   const cpuUsPerEmail = await cpuPerEmail;
-  for (const sender of senders) sender.child.send('exit');
-  for (const sender of senders) {
-    const result = await sender.exited;
-    if (result.code !== 0) fail(`${sender.label} ${describeExit(result)} (output above)`);
-  }
+  await releaseChildren(senders);
   const seconds = (times[times.length - 1] - times[0]) / 1000;
   return {
     emails: EMAILS,
@@ -390,33 +403,25 @@ async function floorRun(projectId, { statements }) {
   let firstDone = 0;
   let lastAt = null;
   const processes = Array.from({ length: WORKERS }, (_, i) => {
-    const label = `floor-worker-${i + 1}`;
     const env = { ...workerEnv(10_000), FLOOR_STATEMENTS: statements ? '1' : '0' };
-    const child = fork(fileURLToPath(import.meta.url), ['--floor-worker'], { env, stdio: 'inherit' });
-    child.on('message', (m) => {
+    const forked = forkChild(`floor-worker-${i + 1}`, '--floor-worker', env);
+    forked.child.on('message', (m) => {
       if (typeof m?.done !== 'number') return;
       done += m.done;
       if (firstAt === null) [firstAt, firstDone] = [Date.now(), done];
       if (done >= EMAILS) lastAt ??= Date.now();
     });
-    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-    children.push({ label, child, exited });
-    return children[children.length - 1];
+    return forked;
   });
   const cpuPerEmail = cpuWhileReceiving(processes, EMAILS, () => done);
   const deadline = Date.now() + 300_000;
   while (done < EMAILS) {
     if (Date.now() > deadline) fail(`the floor finished ${done} of ${EMAILS} emails within 300 s`);
-    const dead = processes.find((p) => p.child.exitCode !== null || p.child.signalCode !== null);
-    if (dead) fail(`${dead.label} exited during the run (output above)`);
+    failIfExited(processes);
     await sleep(20);
   }
   const cpuUsPerEmail = await cpuPerEmail;
-  for (const p of processes) p.child.send('exit');
-  for (const p of processes) {
-    const result = await p.exited;
-    if (result.code !== 0) fail(`${p.label} ${describeExit(result)} (output above)`);
-  }
+  await releaseChildren(processes);
   const seconds = (lastAt - firstAt) / 1000;
   const sent = statements ? await countSent(ids) : null;
   if (!statements) await withClient(databaseUrl, (c) => c.query('DELETE FROM emails WHERE id = ANY($1::uuid[])', [ids]));
