@@ -78,8 +78,9 @@ function take<T extends { left: number }>(slot: T | null): T | null {
 
 /**
  * A real SMTP server (smtp-server) on 127.0.0.1 and a random port, without authentication, collecting
- * what it accepts; without TLS unless `tls` says otherwise (smtp-server's built-in self-signed certificate). A message counts as delivered only when the sink answers 250 on a
- * connection that is still open: a client killed while its DATA answer was held never delivered.
+ * what it accepts; without TLS unless `tls` says otherwise (smtp-server's built-in self-signed
+ * certificate). A message counts as delivered only when the sink answers 250 on a connection that is
+ * still open: a client killed while its DATA answer was held never delivered.
  */
 export async function startSmtpSink(options: { tls?: SinkTls } = {}): Promise<SmtpSink> {
   const tls = options.tls ?? 'none';
